@@ -1,0 +1,47 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { description as commentDescription } from './actions/comment';
+import { route } from './actions/router';
+import { requestOptionsProperty } from './actions/shared/requestOptions';
+import { description as taskDescription } from './actions/task';
+import { searchTasks } from './methods/listSearch';
+
+export class TaskBacklog implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Task Backlog',
+		name: 'taskBacklog',
+		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		description: 'Create, update, close and find tasks and comments in the Task Backlog Service',
+		defaults: { name: 'Task Backlog' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'taskBacklogApi', required: true }],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'Task', value: 'task' },
+					{ name: 'Comment', value: 'comment' },
+				],
+				default: 'task',
+			},
+			...taskDescription,
+			...commentDescription,
+			requestOptionsProperty,
+		],
+	};
+
+	methods = { listSearch: { searchTasks } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await route.call(this);
+	}
+}

@@ -1,0 +1,93 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import type { BacklogClient } from '../../transport/client';
+import { randomUid } from '../../transport/uuid';
+import { showFor, taskLocator } from '../shared/descriptions';
+import { asNodeError } from '../shared/writes';
+import { checkSize, invalidParameter, jsonArray, requireUuid, taskUid } from '../shared/parameters';
+
+export const description: INodeProperties[] = [
+	taskLocator('create', 'comment'),
+	{
+		displayName: 'Text',
+		name: 'text',
+		type: 'string',
+		typeOptions: { rows: 4 },
+		required: true,
+		default: '',
+		displayOptions: showFor('comment', 'create'),
+		description: 'Text of the comment. Blank lines separate paragraphs.',
+	},
+	{
+		displayName: 'Additional Fields',
+		name: 'additionalFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		displayOptions: showFor('comment', 'create'),
+		options: [
+			{
+				displayName: 'Author UID',
+				name: 'author_uid',
+				type: 'string',
+				default: '',
+				description: 'UID of the user shown as the author',
+			},
+			{
+				displayName: 'Blocks (JSON)',
+				name: 'blocks',
+				type: 'json',
+				default: '[]',
+				description: 'Rich-text blocks (spec 2.4). When empty, the text is sent as paragraph blocks.',
+			},
+			{
+				displayName: 'UID',
+				name: 'uid',
+				type: 'string',
+				default: '',
+				description: 'UID to give the comment; a random one otherwise',
+			},
+		],
+	},
+];
+
+/** One paragraph block (spec 2.4 TextBlock) per paragraph of the text. */
+export function paragraphBlocks(text: string): IDataObject[] {
+	return text
+		.split(/\n\s*\n/)
+		.map((paragraph) => paragraph.trim())
+		.filter((paragraph) => paragraph !== '')
+		.map((paragraph, index) => ({
+			id: `p${index + 1}`,
+			type: 'paragraph',
+			props: {},
+			content: [{ type: 'text', text: paragraph, styles: {} }],
+			children: [],
+		}));
+}
+
+export function readCommentBody(ctx: IExecuteFunctions, itemIndex: number, text: string, additional: IDataObject) {
+	checkSize(ctx, itemIndex, 'Text', text);
+	const given = additional.blocks === undefined ? [] : jsonArray(ctx, itemIndex, 'Blocks (JSON)', additional.blocks);
+	const body: IDataObject = { text, blocks: given.length > 0 ? given : paragraphBlocks(text) };
+	if (additional.author_uid) body.author_uid = requireUuid(ctx, itemIndex, 'Author UID', additional.author_uid);
+	return body;
+}
+
+/** The comment carries a client-chosen uid, so a retried POST is recognised rather than doubled. */
+export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
+	const task = taskUid(this, itemIndex);
+	const text = String(this.getNodeParameter('text', itemIndex, ''));
+	if (!text.trim()) throw invalidParameter(this, itemIndex, 'Text', 'is empty');
+	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+	const uid = additional.uid ? requireUuid(this, itemIndex, 'UID', additional.uid) : randomUid();
+	const body = { ...readCommentBody(this, itemIndex, text, additional), uid, task_uid: task };
+	try {
+		return [await client.request<IDataObject>({ method: 'POST', path: `/tasks/${task}/comments`, body, idempotent: true, itemIndex })];
+	} catch (error) {
+		// A retry after a lost response finds the comment already there: that is the comment we made.
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw asNodeError(this, error, itemIndex);
+		return [await client.request<IDataObject>({ method: 'GET', path: `/tasks/${task}/comments/${uid}`, itemIndex })];
+	}
+}

@@ -1,0 +1,29 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { BacklogClient } from '../../transport/client';
+import { expandProperty, returnAllAndLimit, showFor, taskLocator } from '../shared/descriptions';
+import { taskUid } from '../shared/parameters';
+import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
+import { COMMENT_EXPAND } from './shared';
+
+export const description: INodeProperties[] = [
+	taskLocator('getAll', 'comment'),
+	...returnAllAndLimit('comment', 'getAll'),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: showFor('comment', 'getAll'),
+		options: [expandProperty(COMMENT_EXPAND)],
+	},
+];
+
+export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
+	const task = taskUid(this, itemIndex);
+	const max = maxResults(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const qs = expandQuery(checkExpand(this, itemIndex, options.expand, COMMENT_EXPAND));
+	return await client.list({ method: 'GET', path: `/tasks/${task}/comments`, qs, itemIndex }, PAGE_SIZE, max);
+}

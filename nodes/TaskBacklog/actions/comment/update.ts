@@ -1,0 +1,45 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { BacklogClient } from '../../transport/client';
+import { showFor, taskLocator } from '../shared/descriptions';
+import { invalidParameter, requireUuid, taskUid } from '../shared/parameters';
+import { readCommentBody } from './create';
+import { commentUidProperty } from './shared';
+
+export const description: INodeProperties[] = [
+	taskLocator('update', 'comment'),
+	commentUidProperty('update'),
+	{
+		displayName: 'Text',
+		name: 'text',
+		type: 'string',
+		typeOptions: { rows: 4 },
+		required: true,
+		default: '',
+		displayOptions: showFor('comment', 'update'),
+		description: 'New text of the comment; its blocks are rebuilt from it unless given',
+	},
+	{
+		displayName: 'Update Fields',
+		name: 'updateFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		displayOptions: showFor('comment', 'update'),
+		options: [
+			{ displayName: 'Archived', name: 'archived', type: 'boolean', default: false, description: 'Whether the comment is archived' },
+			{ displayName: 'Blocks (JSON)', name: 'blocks', type: 'json', default: '[]', description: 'Rich-text blocks (spec 2.4)' },
+		],
+	},
+];
+
+export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
+	const task = taskUid(this, itemIndex);
+	const uid = requireUuid(this, itemIndex, 'Comment UID', this.getNodeParameter('commentUid', itemIndex));
+	const text = String(this.getNodeParameter('text', itemIndex, ''));
+	if (!text.trim()) throw invalidParameter(this, itemIndex, 'Text', 'is empty');
+	const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
+	const body = readCommentBody(this, itemIndex, text, updateFields);
+	if (updateFields.archived !== undefined) body.archived = updateFields.archived;
+	return [await client.request<IDataObject>({ method: 'PATCH', path: `/tasks/${task}/comments/${uid}`, body, itemIndex })];
+}

@@ -1,0 +1,72 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { BacklogClient } from '../transport/client';
+import { operations as commentOperations } from './comment';
+import { retryPolicy } from './shared/requestOptions';
+import { operations as taskOperations } from './task';
+import type { Operation } from './types';
+
+const resources: Record<string, Record<string, Operation>> = {
+	task: taskOperations,
+	comment: commentOperations,
+};
+
+function errorItem(error: Error, itemIndex: number): INodeExecutionData {
+	const json: IDataObject = { error: error.message };
+	const { description, httpCode } = error as { description?: string | null; httpCode?: string | null };
+	if (description) json.description = description;
+	if (httpCode) json.httpCode = httpCode;
+	return { json, pairedItem: { item: itemIndex } };
+}
+
+/** Marks which input item an error belongs to, so n8n's error view points at it. */
+function forItem(error: Error, itemIndex: number): Error {
+	const context = (error as { context?: IDataObject }).context;
+	if (context && context.itemIndex === undefined) context.itemIndex = itemIndex;
+	return error;
+}
+
+/**
+ * The item loop, Continue On Fail and pairedItem, in one place for every operation.
+ */
+export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const itemIndexes = this.getInputData().map((_, index) => index);
+	const resource = this.getNodeParameter('resource', 0) as string;
+	const operationName = this.getNodeParameter('operation', 0) as string;
+	const operation = resources[resource]?.[operationName];
+	if (!operation) {
+		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" of "${resource}" is not known`);
+	}
+	const client = new BacklogClient(this, retryPolicy(this));
+
+	if ('wholeInput' in operation) {
+		return [await operation.execute.call(this, client, itemIndexes)];
+	}
+
+	const output: INodeExecutionData[] = [];
+	if ('batched' in operation) {
+		const results = await operation.execute.call(this, client, itemIndexes);
+		results.forEach((result, itemIndex) => {
+			if (!(result instanceof Error)) {
+				output.push({ json: result, pairedItem: { item: itemIndex } });
+			} else if (this.continueOnFail()) {
+				output.push(errorItem(result, itemIndex));
+			} else {
+				throw forItem(result, itemIndex);
+			}
+		});
+		return [output];
+	}
+
+	for (const itemIndex of itemIndexes) {
+		try {
+			const results = await operation.execute.call(this, client, itemIndex);
+			for (const json of results) output.push({ json, pairedItem: { item: itemIndex } });
+		} catch (error) {
+			if (!this.continueOnFail()) throw forItem(error as Error, itemIndex);
+			output.push(errorItem(error as Error, itemIndex));
+		}
+	}
+	return [output];
+}

@@ -1,0 +1,101 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../transport/uuid';
+import { showFor } from './descriptions';
+import { invalidParameter, requireUuid } from './parameters';
+
+export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
+
+/** "Identify by UID or by External ID" (spec section 1, rules 1 and 2). */
+export function externalIdProperties(operation: string): INodeProperties[] {
+	return [
+		{
+			displayName: 'Identify Task By',
+			name: 'identifyBy',
+			type: 'options',
+			default: 'externalId',
+			displayOptions: showFor('task', operation),
+			options: [
+				{
+					name: 'External ID',
+					value: 'externalId',
+					description: 'Your own ticket ID; the task UID is derived from it (UUID v5), so nothing needs storing',
+				},
+				{ name: 'UID', value: 'uid', description: 'The task UID itself' },
+			],
+		},
+		{
+			displayName: 'External ID',
+			name: 'externalId',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'e.g. 1042',
+			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['externalId'] } },
+			description: 'ID of the ticket in your system. The same ID always gives the same task.',
+		},
+		{
+			displayName: 'UID',
+			name: 'uid',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a',
+			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['uid'] } },
+		},
+		{
+			displayName: 'External ID Options',
+			name: 'externalIdOptions',
+			type: 'collection',
+			placeholder: 'Add Option',
+			default: {},
+			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['externalId'] } },
+			options: [
+				{
+					displayName: 'External ID Field',
+					name: 'externalIdField',
+					type: 'string',
+					default: DEFAULT_EXTERNAL_ID_FIELD,
+					description: 'Custom field of the task that stores the external ID',
+				},
+				{
+					displayName: 'UID Namespace',
+					name: 'namespace',
+					type: 'string',
+					default: DEFAULT_EXTERNAL_ID_NAMESPACE,
+					description:
+						'UUID namespace the task UID is derived in. Change it only to keep two systems with overlapping ticket IDs apart.',
+				},
+			],
+		},
+	];
+}
+
+export function uidForExternalId(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	externalId: unknown,
+	namespace: unknown,
+): string {
+	const id = String(externalId ?? '').trim();
+	if (!id) throw invalidParameter(ctx, itemIndex, 'External ID', 'is empty');
+	return uuidV5(id, requireUuid(ctx, itemIndex, 'UID Namespace', namespace));
+}
+
+/** The task uid of an item, and the custom field that records its external id. */
+export function readIdentity(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	defaultNamespace: string,
+): { uid: string; externalFields: IDataObject } {
+	if (ctx.getNodeParameter('identifyBy', itemIndex) === 'uid') {
+		return { uid: requireUuid(ctx, itemIndex, 'UID', ctx.getNodeParameter('uid', itemIndex)), externalFields: {} };
+	}
+	const externalId = String(ctx.getNodeParameter('externalId', itemIndex, '')).trim();
+	const options = ctx.getNodeParameter('externalIdOptions', itemIndex, {}) as IDataObject;
+	const field = String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD);
+	return {
+		uid: uidForExternalId(ctx, itemIndex, externalId, options.namespace || defaultNamespace),
+		externalFields: { [field]: externalId },
+	};
+}

@@ -1,0 +1,93 @@
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { isUuid } from '../../transport/uuid';
+
+/** Largest single value we send: the service states no limit, so we refuse what no backlog task should carry. */
+export const MAX_VALUE_BYTES = 1024 * 1024;
+
+export function invalidParameter(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	problem: string,
+	description?: string,
+): NodeOperationError {
+	return new NodeOperationError(ctx.getNode(), `Item ${itemIndex}: "${parameter}" ${problem}`, {
+		itemIndex,
+		description,
+	});
+}
+
+export function requireUuid(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): string {
+	const text = typeof value === 'string' ? value.trim() : value;
+	if (!isUuid(text)) {
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`must be a UID (a UUID such as 3c90c3cc-0d44-4b50-8888-8dd25736052a), got ${JSON.stringify(value ?? '')}`,
+		);
+	}
+	return text.toLowerCase();
+}
+
+/** The uid of a task chosen with a resource locator (by ID, by URL or from the list). */
+export function taskUid(ctx: IExecuteFunctions, itemIndex: number, name = 'task', label = 'Task'): string {
+	const value = ctx.getNodeParameter(name, itemIndex, '', { extractValue: true });
+	return requireUuid(ctx, itemIndex, label, value);
+}
+
+/** A JSON parameter that must hold an object: n8n hands it over as text or already parsed. */
+export function jsonObject(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): IDataObject {
+	if (value === undefined || value === null || value === '') return {};
+	let parsed = value;
+	if (typeof value === 'string') {
+		try {
+			parsed = JSON.parse(value);
+		} catch (error) {
+			throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
+		}
+	}
+	if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+		throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON object, e.g. {"ticket_id": "1042"}');
+	}
+	return parsed as IDataObject;
+}
+
+export function jsonArray(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): IDataObject[] {
+	let parsed = value;
+	if (typeof value === 'string') {
+		try {
+			parsed = JSON.parse(value);
+		} catch (error) {
+			throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
+		}
+	}
+	if (!Array.isArray(parsed)) throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON array');
+	return parsed as IDataObject[];
+}
+
+/** Refuses values the service would have to carry for every read of the task (see MAX_VALUE_BYTES). */
+export function checkSize(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown) {
+	const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value ?? null));
+	if (bytes > MAX_VALUE_BYTES) {
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`is ${(bytes / 1024 / 1024).toFixed(1)} MB; values over 1 MB are not sent`,
+			'Store large content elsewhere and put its link in a custom field (for example `url`).',
+		);
+	}
+}

@@ -1,0 +1,73 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { RetryPolicy } from '../../transport/client';
+import { DEFAULT_RETRY_POLICY } from '../../transport/client';
+
+/** Operations whose items are written through /tasks/batch when there are several. */
+export const BATCHED_OPERATIONS = ['create', 'upsert', 'update', 'close', 'reopen', 'archive', 'unarchive', 'syncBacklog'];
+
+export const DEFAULT_BATCH_SIZE = 100;
+
+export const requestOptionsProperty: INodeProperties = {
+	displayName: 'Request Options',
+	name: 'requestOptions',
+	type: 'collection',
+	placeholder: 'Add Option',
+	default: {},
+	options: [
+		{
+			displayName: 'Batching',
+			name: 'batching',
+			type: 'boolean',
+			default: true,
+			description:
+				'Whether to send the writes of many input items through /tasks/batch in groups instead of one request per item',
+			displayOptions: { show: { '/resource': ['task'], '/operation': BATCHED_OPERATIONS } },
+		},
+		{
+			displayName: 'Batch Size',
+			name: 'batchSize',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 1000 },
+			default: 100,
+			description: 'How many tasks one batch request carries',
+			displayOptions: { show: { '/resource': ['task'], '/operation': BATCHED_OPERATIONS } },
+		},
+		{
+			displayName: 'Max Attempts',
+			name: 'maxAttempts',
+			type: 'number',
+			typeOptions: { minValue: 1, maxValue: 10 },
+			default: 5,
+			description:
+				'Attempts per request, the first included. 429, 500, 502, 503 and network errors are retried with exponential backoff; writes are idempotent, so a retry never duplicates a task.',
+		},
+		{
+			displayName: 'Retry Delay (Ms)',
+			name: 'retryDelayMs',
+			type: 'number',
+			typeOptions: { minValue: 0 },
+			default: 2000,
+			description: 'First wait before a retry; it doubles with each attempt, up to 15 seconds. A Retry-After header from the service wins.',
+		},
+	],
+};
+
+function options(ctx: IExecuteFunctions): IDataObject {
+	return ctx.getNodeParameter('requestOptions', 0, {}) as IDataObject;
+}
+
+export function retryPolicy(ctx: IExecuteFunctions): RetryPolicy {
+	const { maxAttempts, retryDelayMs } = options(ctx);
+	return {
+		maxAttempts: Number(maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts),
+		baseDelayMs: Number(retryDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs),
+		maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs,
+	};
+}
+
+/** 1 when batching is off: each write goes to /tasks/{uid}. */
+export function batchSize(ctx: IExecuteFunctions): number {
+	const { batching, batchSize: size } = options(ctx);
+	return batching === false ? 1 : Number(size ?? DEFAULT_BATCH_SIZE);
+}

@@ -1,0 +1,37 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { BacklogClient } from '../../transport/client';
+import { expandProperty, showFor, simplifyProperty, taskLocator } from '../shared/descriptions';
+import { taskUid } from '../shared/parameters';
+import { checkExpand, expandQuery } from '../shared/read';
+import { simplifyTask } from '../shared/simplify';
+
+export const TASK_EXPAND = ['comments', 'children', 'parent', 'assignee'];
+
+export const description: INodeProperties[] = [
+	taskLocator('get'),
+	simplifyProperty('task', 'get'),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: showFor('task', 'get'),
+		options: [expandProperty(TASK_EXPAND)],
+	},
+];
+
+export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
+	const uid = taskUid(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
+	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const task = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, qs: expandQuery(expand), itemIndex });
+	return [simplify ? { ...simplifyTask(task), ...pick(task, expand) } : task];
+}
+
+/** Simplify keeps what the user asked to expand. */
+export function pick(task: IDataObject, keys: string[]): IDataObject {
+	return Object.fromEntries(keys.filter((key) => key in task).map((key) => [key, task[key]]));
+}

@@ -1,0 +1,63 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import type { Operation } from '../types';
+import * as archive from './archive';
+import * as close from './close';
+import * as create from './create';
+import * as get from './get';
+import * as getAll from './getAll';
+import * as query from './query';
+import * as reopen from './reopen';
+import * as syncBacklog from './syncBacklog';
+import * as unarchive from './unarchive';
+import * as update from './update';
+import * as upsert from './upsert';
+
+export const operations: Record<string, Operation> = {
+	create,
+	upsert,
+	update,
+	close,
+	reopen,
+	archive,
+	unarchive,
+	get,
+	getAll,
+	query,
+	syncBacklog,
+};
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['task'] } },
+		default: 'upsert',
+		options: [
+			{ name: 'Archive', value: 'archive', action: 'Archive a task', description: 'Set archived on a task' },
+			{ name: 'Close', value: 'close', action: 'Close a task', description: 'Set a task to DONE' },
+			{ name: 'Create', value: 'create', action: 'Create a task', description: 'Create a new task (never twice, even on retries)' },
+			{
+				name: 'Create or Update',
+				value: 'upsert',
+				action: 'Create or update a task',
+				description: 'Create a new record, or update the current one if it already exists (upsert)',
+			},
+			{ name: 'Get', value: 'get', action: 'Get a task', description: 'Get a task by UID' },
+			{ name: 'Get Many', value: 'getAll', action: 'Get many tasks', description: 'List tasks, with filters' },
+			{ name: 'Query', value: 'query', action: 'Query tasks', description: 'Find tasks with conditions and sorts' },
+			{ name: 'Reopen', value: 'reopen', action: 'Reopen a task', description: 'Set a task back to TODO' },
+			{
+				name: 'Sync Backlog',
+				value: 'syncBacklog',
+				action: 'Sync the backlog with a full set of tickets',
+				description: 'Upsert every input ticket and close the tasks of tickets no longer in the input',
+			},
+			{ name: 'Unarchive', value: 'unarchive', action: 'Unarchive a task', description: 'Clear archived on a task' },
+			{ name: 'Update', value: 'update', action: 'Update a task', description: 'Change some properties of a task' },
+		],
+	},
+	...Object.values(operations).flatMap((operation) => operation.description),
+];

@@ -1,0 +1,173 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { BacklogClient } from '../../transport/client';
+import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
+import { invalidParameter, jsonObject } from '../shared/parameters';
+import { checkExpand, maxResults, PAGE_SIZE } from '../shared/read';
+import { simplifyTask } from '../shared/simplify';
+import { pick, TASK_EXPAND } from './get';
+
+const OPERATORS = ['==', '!=', '<', '<=', '>', '>=', 'in', 'contains'];
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Define Query',
+		name: 'queryMode',
+		type: 'options',
+		default: 'builder',
+		displayOptions: showFor('task', 'query'),
+		options: [
+			{ name: 'Using Conditions', value: 'builder', description: 'Conditions as rows, joined by AND or OR' },
+			{ name: 'Using JSON', value: 'json', description: 'The whole body of POST /tasks/query' },
+		],
+	},
+	{
+		displayName: 'Combine Conditions',
+		name: 'combinator',
+		type: 'options',
+		default: 'and',
+		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		options: [
+			{ name: 'AND', value: 'and', description: 'Tasks that match every condition' },
+			{ name: 'OR', value: 'or', description: 'Tasks that match at least one condition' },
+		],
+	},
+	{
+		displayName: 'Conditions',
+		name: 'conditions',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: 'Add Condition',
+		default: {},
+		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		options: [
+			{
+				displayName: 'Condition',
+				name: 'condition',
+				values: [
+					{
+						displayName: 'Field',
+						name: 'field',
+						type: 'string',
+						default: '',
+						placeholder: 'e.g. status or fields.ticket_id',
+					},
+					{
+						displayName: 'Operator',
+						name: 'operator',
+						type: 'options',
+						default: '==',
+						options: OPERATORS.map((operator) => ({ name: operator, value: operator })),
+					},
+					{
+						displayName: 'Value',
+						name: 'value',
+						type: 'string',
+						default: '',
+						description: 'For "in", a comma-separated list',
+					},
+					{
+						displayName: 'Negate',
+						name: 'negated',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to match tasks that do NOT meet the condition',
+					},
+				],
+			},
+		],
+	},
+	{
+		displayName: 'Sort',
+		name: 'sorts',
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		placeholder: 'Add Sort',
+		default: {},
+		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		options: [
+			{
+				displayName: 'Sort',
+				name: 'sort',
+				values: [
+					{ displayName: 'Field', name: 'field', type: 'string', default: 'created_at' },
+					{
+						displayName: 'Direction',
+						name: 'direction',
+						type: 'options',
+						default: 'ascending',
+						options: [
+							{ name: 'Ascending', value: 'ascending' },
+							{ name: 'Descending', value: 'descending' },
+						],
+					},
+				],
+			},
+		],
+	},
+	{
+		displayName: 'Query (JSON)',
+		name: 'queryJson',
+		type: 'json',
+		default: '{\n  "condition": {\n    "combinator": "and",\n    "conditions": [\n      { "field": "status", "operator": "==", "value": "TODO" }\n    ]\n  }\n}',
+		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['json'] } },
+		description: 'Body of POST /tasks/query (spec section 4.3)',
+	},
+	...returnAllAndLimit('task', 'query'),
+	simplifyProperty('task', 'query'),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: showFor('task', 'query'),
+		options: [
+			{
+				displayName: 'Include Archived',
+				name: 'archived',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to query archived tasks (query parameter archived) instead of the others',
+			},
+			expandProperty(TASK_EXPAND),
+		],
+	},
+];
+
+function builtQuery(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
+	const rows = ctx.getNodeParameter('conditions.condition', itemIndex, []) as IDataObject[];
+	const conditions = rows.map((row, position) => {
+		const field = String(row.field ?? '').trim();
+		if (!field) throw invalidParameter(ctx, itemIndex, `Conditions (row ${position + 1}) > Field`, 'is empty');
+		const operator = String(row.operator);
+		const value = operator === 'in' ? String(row.value ?? '').split(',').map((entry) => entry.trim()) : row.value;
+		return { field, operator, value, negated: row.negated === true };
+	});
+	const sorts = (ctx.getNodeParameter('sorts.sort', itemIndex, []) as IDataObject[]).map(({ field, direction }) => ({
+		field,
+		direction,
+	}));
+	const body: IDataObject = {};
+	if (conditions.length > 0) {
+		body.condition = { combinator: ctx.getNodeParameter('combinator', itemIndex, 'and'), conditions };
+	}
+	if (sorts.length > 0) body.sorts = sorts;
+	return body;
+}
+
+export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
+	const body =
+		this.getNodeParameter('queryMode', itemIndex) === 'json'
+			? jsonObject(this, itemIndex, 'Query (JSON)', this.getNodeParameter('queryJson', itemIndex))
+			: builtQuery(this, itemIndex);
+	const max = maxResults(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const expand = checkExpand(this, itemIndex, options.expand ?? body.expand, TASK_EXPAND);
+	if (expand.length > 0) body.expand = expand;
+	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const qs = { archived: options.archived === true };
+	// A query reads; sending it twice changes nothing, so it is retried like a GET.
+	const tasks = await client.list({ method: 'POST', path: '/tasks/query', qs, body, idempotent: true, itemIndex }, PAGE_SIZE, max);
+	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
+}

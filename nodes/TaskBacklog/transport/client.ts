@@ -1,0 +1,240 @@
+import { createHash } from 'crypto';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestMethods,
+	ILoadOptionsFunctions,
+	IN8nHttpFullResponse,
+	IPollFunctions,
+	IWebhookFunctions,
+} from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+
+import { apiError, networkError } from './errors';
+import type { RateLimiter } from './rateLimiter';
+import { limiterFor } from './rateLimiter';
+import { CREDENTIAL_TYPE, USER_AGENT } from './version';
+
+export type BacklogContext =
+	| IExecuteFunctions
+	| ILoadOptionsFunctions
+	| IPollFunctions
+	| IHookFunctions
+	| IWebhookFunctions;
+
+export interface RetryPolicy {
+	/** Attempts in all, the first included. */
+	maxAttempts: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+}
+
+/** The spec's client guidance: exponential backoff, up to 5 attempts, a few seconds at first, at most about 15 s. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 2000, maxDelayMs: 15000 };
+
+export interface ApiRequest {
+	method: IHttpRequestMethods;
+	/** Path below the base URL, e.g. `/tasks/{uid}`. */
+	path: string;
+	qs?: IDataObject;
+	body?: IDataObject;
+	/**
+	 * Whether sending the request twice has the effect of sending it once. GET, PUT, PATCH and DELETE are;
+	 * a POST is only when the caller says so (a create with a client-chosen uid, or a read such as /tasks/query).
+	 */
+	idempotent?: boolean;
+	itemIndex?: number;
+}
+
+export interface Page {
+	items: IDataObject[];
+	meta?: { self_cursor?: string | null; next_cursor?: string | null; total_count?: number };
+}
+
+/** Statuses the spec calls transient. A 429 was not processed, so it is retried even for a non-idempotent write. */
+const RETRIED_STATUSES = new Set([429, 500, 502, 503]);
+const NETWORK_ERROR_CODES = [
+	'ECONNRESET',
+	'ETIMEDOUT',
+	'ECONNREFUSED',
+	'EPIPE',
+	'ECONNABORTED',
+	'ESOCKETTIMEDOUT',
+	'EAI_AGAIN',
+	'UND_ERR_SOCKET',
+];
+
+function networkErrorCode(error: unknown): string | undefined {
+	const seen = new Set<unknown>();
+	let current: unknown = error;
+	while (current && typeof current === 'object' && !seen.has(current)) {
+		seen.add(current);
+		const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+		if (typeof code === 'string' && NETWORK_ERROR_CODES.includes(code)) return code;
+		if (typeof message === 'string') {
+			const found = NETWORK_ERROR_CODES.find((known) => message.includes(known));
+			if (found) return found;
+			if (/socket hang up/i.test(message)) return 'ECONNRESET';
+			if (/timeout of \d+ms exceeded/i.test(message)) return 'ETIMEDOUT';
+		}
+		current = cause;
+	}
+	return undefined;
+}
+
+/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(headers: IDataObject | undefined): number | undefined {
+	const value = headers?.['retry-after'];
+	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+	const date = Date.parse(String(value));
+	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+export function normalizeBaseUrl(value: unknown): string | undefined {
+	const url = String(value ?? '')
+		.trim()
+		.replace(/\/+$/, '');
+	return /^https?:\/\/[^/\s]+/i.test(url) ? url : undefined;
+}
+
+interface Connection {
+	baseUrl: string;
+	headers: IDataObject;
+	limiter: RateLimiter;
+	/** Replaces the token wherever it might surface in a message. */
+	redact: (text: string) => string;
+}
+
+/**
+ * The one way our nodes talk to the service: authentication (through n8n's credential), the client-side rate
+ * limit, retries with backoff, error translation, cursor paging. Make one per execution.
+ */
+export class BacklogClient {
+	private connection?: Promise<Connection>;
+
+	/** A 401 ends the run for this credential: nothing after it is sent. */
+	private authFailure?: NodeApiError;
+
+	constructor(
+		private readonly ctx: BacklogContext,
+		readonly retry: RetryPolicy = DEFAULT_RETRY_POLICY,
+	) {}
+
+	private async connect(): Promise<Connection> {
+		const credentials = await this.ctx.getCredentials(CREDENTIAL_TYPE);
+		const baseUrl = normalizeBaseUrl(credentials.baseUrl);
+		if (!baseUrl) {
+			throw new NodeOperationError(
+				this.ctx.getNode(),
+				`The Task Backlog API credential's Base URL "${String(credentials.baseUrl ?? '')}" is not an http(s) address`,
+				{ description: 'Set it to the API address with its version prefix, e.g. https://api.example.com/api/v1.' },
+			);
+		}
+		const token = String(credentials.token ?? '');
+		const headers: IDataObject = { 'User-Agent': USER_AGENT, Accept: 'application/json' };
+		if (credentials.account) headers['service-account'] = String(credentials.account);
+		if (credentials.versioning) headers['service-versioning'] = String(credentials.versioning);
+		if (credentials.actingUserUid) headers['service-user'] = String(credentials.actingUserUid);
+		const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex');
+		const limit = Number(credentials.requestsPerMinute) || 60;
+		const windowMs = (Number(credentials.rateLimitWindowSeconds) || 60) * 1000;
+		const redact = (text: string) => (token.length >= 4 ? text.split(token).join('***') : text);
+		return { baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
+	}
+
+	private backoffMs(attempt: number): number {
+		const exponential = this.retry.baseDelayMs * 2 ** (attempt - 1);
+		// A little jitter keeps parallel executions from retrying in lockstep.
+		return Math.min(this.retry.maxDelayMs, exponential) * (0.9 + Math.random() * 0.2);
+	}
+
+	async request<T = IDataObject>(request: ApiRequest): Promise<T> {
+		const { baseUrl, headers, limiter, redact } = await (this.connection ??= this.connect());
+		const node = this.ctx.getNode();
+		const idempotent = request.idempotent ?? request.method !== 'POST';
+		for (let attempt = 1; ; attempt++) {
+			if (this.authFailure) throw this.authFailure;
+			await limiter.acquire();
+			let response: IN8nHttpFullResponse;
+			try {
+				response = (await this.ctx.helpers.httpRequestWithAuthentication.call(
+					this.ctx,
+					CREDENTIAL_TYPE,
+					{
+						method: request.method,
+						url: `${baseUrl}${request.path}`,
+						qs: request.qs,
+						body: request.body,
+						headers,
+						json: true,
+						arrayFormat: 'repeat',
+						timeout: 30000,
+						returnFullResponse: true,
+						ignoreHttpStatusErrors: true,
+					},
+				)) as IN8nHttpFullResponse;
+			} catch (error) {
+				const code = networkErrorCode(error);
+				const context = { ...request, attempts: attempt, baseUrl };
+				if (!code) {
+					// Not a network failure: say what happened without passing on the raw error (it holds the headers).
+					throw new NodeApiError(
+						node,
+						{ message: redact(String((error as Error)?.message ?? error)) },
+						{
+							message: redact(`${request.method} ${request.path} failed: ${(error as Error)?.message ?? error}`),
+							itemIndex: request.itemIndex,
+						},
+					);
+				}
+				if (!idempotent || attempt >= this.retry.maxAttempts) throw networkError(node, code, context);
+				await sleep(this.backoffMs(attempt));
+				continue;
+			}
+
+			const status = response.statusCode;
+			if (status >= 200 && status < 300) return response.body as T;
+
+			const retryable = RETRIED_STATUSES.has(status) && (idempotent || status === 429);
+			if (!retryable || attempt >= this.retry.maxAttempts) {
+				const error = apiError(node, status, response.body, { ...request, attempts: attempt });
+				if (status === 401) this.authFailure = error;
+				throw error;
+			}
+			const hinted = retryAfterMs(response.headers as IDataObject);
+			const delay = hinted ?? this.backoffMs(attempt);
+			if (status === 429) limiter.pauseUntil(Date.now() + delay);
+			await sleep(delay);
+		}
+	}
+
+	/** Follows `meta.next_cursor` until it is empty (spec 4.1), one page at a time. */
+	async *pages(request: ApiRequest, pageSize: number, maxItems = Infinity): AsyncGenerator<IDataObject[]> {
+		let cursor: string | undefined;
+		let fetched = 0;
+		const cursorsSeen = new Set<string>();
+		while (fetched < maxItems) {
+			const qs: IDataObject = { ...request.qs, limit: Math.min(pageSize, maxItems - fetched) };
+			if (cursor) qs.cursor = cursor;
+			const page = await this.request<Page>({ ...request, qs });
+			const items = Array.isArray(page?.items) ? page.items : [];
+			fetched += items.length;
+			yield items;
+			const next = page?.meta?.next_cursor;
+			// No self_cursor: the endpoint does not paginate (rule 3). A repeated cursor would loop forever.
+			if (!next || !page.meta?.self_cursor || cursorsSeen.has(next) || items.length === 0) return;
+			cursorsSeen.add(next);
+			cursor = next;
+		}
+	}
+
+	/** Every item (or the first `maxItems`), across pages, whatever page size the server really uses. */
+	async list(request: ApiRequest, pageSize: number, maxItems = Infinity): Promise<IDataObject[]> {
+		const all: IDataObject[] = [];
+		for await (const items of this.pages(request, pageSize, maxItems)) all.push(...items);
+		return all.slice(0, maxItems);
+	}
+}

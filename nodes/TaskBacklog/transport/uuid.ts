@@ -1,0 +1,29 @@
+import { createHash, randomUUID } from 'crypto';
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Namespace of this package for uids derived from external ids (UUID v5 of "n8n-nodes-task-backlog" in the RFC's URL namespace). */
+export const DEFAULT_EXTERNAL_ID_NAMESPACE = '7d8ee0ed-52e1-5928-a4f8-770e52ff3d2f';
+
+export function isUuid(value: unknown): value is string {
+	return typeof value === 'string' && UUID_PATTERN.test(value);
+}
+
+export function randomUid(): string {
+	return randomUUID();
+}
+
+/**
+ * UUID version 5 (RFC 9562, section 5.5): SHA-1 of the namespace's 16 bytes followed by the name's UTF-8 bytes,
+ * with the version and variant bits set. The same external id always gives the same task uid.
+ */
+export function uuidV5(name: string, namespace: string): string {
+	if (!isUuid(namespace)) throw new Error(`Namespace "${namespace}" is not a UUID`);
+	const namespaceBytes = Buffer.from(namespace.replace(/-/g, ''), 'hex');
+	const hash = createHash('sha1').update(namespaceBytes).update(Buffer.from(name, 'utf8')).digest();
+	const bytes = hash.subarray(0, 16);
+	bytes[6] = (bytes[6] & 0x0f) | 0x50;
+	bytes[8] = (bytes[8] & 0x3f) | 0x80;
+	const hex = bytes.toString('hex');
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

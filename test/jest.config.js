@@ -1,0 +1,23 @@
+// Two projects: fast tests against the simulator, and the real-n8n end-to-end suite (slow, run one file at a time).
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] };
+
+module.exports = {
+	rootDir: '..',
+	projects: [
+		{
+			displayName: 'unit',
+			rootDir: '..',
+			testEnvironment: 'node',
+			transform,
+			testMatch: ['<rootDir>/test/**/*.test.ts'],
+			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+		},
+		{
+			displayName: 'e2e',
+			rootDir: '..',
+			testEnvironment: 'node',
+			transform,
+			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+		},
+	],
+};

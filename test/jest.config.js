@@ -1,12 +1,13 @@
 // Two projects: fast tests against the simulator, and the real-n8n end-to-end suite (slow, run one file at a time).
+const rootDir = require('path').resolve(__dirname, '..');
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/test/tsconfig.json' }] };
 
 module.exports = {
-	rootDir: '..',
+	rootDir,
 	projects: [
 		{
 			displayName: 'unit',
-			rootDir: '..',
+			rootDir,
 			testEnvironment: 'node',
 			transform,
 			testMatch: ['<rootDir>/test/**/*.test.ts'],
@@ -14,7 +15,7 @@ module.exports = {
 		},
 		{
 			displayName: 'e2e',
-			rootDir: '..',
+			rootDir,
 			testEnvironment: 'node',
 			transform,
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],

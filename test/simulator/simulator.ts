@@ -195,6 +195,8 @@ export interface ScriptedFault {
 	/** Seconds to put in a Retry-After header. */
 	retryAfter?: number;
 	body?: unknown;
+	/** Do the request's work first, then cut the connection: the client never learns it succeeded. */
+	afterEffect?: boolean;
 	/** Which requests it applies to; any API request when absent. */
 	when?: (req: { method: string; path: string }) => boolean;
 }
@@ -1702,16 +1704,20 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		}
 		// 3a. scripted faults, before any side effect
 		const scripted = scriptedFaults.findIndex((fault) => !fault.when || fault.when({ method, path }));
+		let cutAfterEffect = false;
 		if (scripted >= 0) {
 			const [fault] = scriptedFaults.splice(scripted, 1);
-			if (fault.status === 'reset') {
+			if (fault.afterEffect) {
+				cutAfterEffect = true;
+			} else if (fault.status === 'reset') {
 				entry.fault = 'reset';
 				req.socket.destroy();
 				return;
+			} else {
+				entry.fault = `scripted-${fault.status}`;
+				const headers = fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : undefined;
+				throw new HttpError(fault.status, fault.body ?? { message: `Scripted ${fault.status}` }, headers);
 			}
-			entry.fault = `scripted-${fault.status}`;
-			const headers = fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : undefined;
-			throw new HttpError(fault.status, fault.body ?? { message: `Scripted ${fault.status}` }, headers);
 		}
 		// 3b. random faults, before any side effect. A fixed number of draws per request keeps seeded runs reproducible.
 		const f = opts.faults;
@@ -1745,6 +1751,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 		const seg = path.split('/').filter(Boolean);
 		const r = route({ method, seg, sp: url.searchParams, body, token, headers: req.headers });
+		if (cutAfterEffect) {
+			entry.fault = 'reset-after-effect';
+			req.socket.destroy();
+			return;
+		}
 		send(res, r.status ?? 200, r.body);
 	};
 

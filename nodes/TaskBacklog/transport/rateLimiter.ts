@@ -1,6 +1,12 @@
 import { sleep } from 'n8n-workflow';
 
 /**
+ * Requests reach the server later than they leave, by varying amounts: spacing windows 3% wider than the server's
+ * keeps a burst that straddles its window boundary under its count.
+ */
+const WINDOW_MARGIN = 1.03;
+
+/**
  * Client-side rate limit: at most `limit` requests in any window of `windowMs`.
  *
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
@@ -11,14 +17,17 @@ export class RateLimiter {
 
 	private blockedUntil = 0;
 
-	constructor(
-		private limit: number,
-		private windowMs: number,
-	) {}
+	private limit = 1;
+
+	private windowMs = 1;
+
+	constructor(limit: number, windowMs: number) {
+		this.configure(limit, windowMs);
+	}
 
 	configure(limit: number, windowMs: number) {
 		this.limit = Math.max(1, Math.floor(limit));
-		this.windowMs = Math.max(1, windowMs);
+		this.windowMs = Math.max(1, windowMs) * WINDOW_MARGIN;
 	}
 
 	/** Resolves when the caller may send; the slot is already counted. */

@@ -7,7 +7,17 @@ import { checkExpand, maxResults, PAGE_SIZE } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
 import { pick, TASK_EXPAND } from './get';
 
-const OPERATORS = ['==', '!=', '<', '<=', '>', '>=', 'in', 'contains'];
+/** Option values name the operators: n8n reads a parameter value that starts with "=" as an expression. */
+const OPERATORS: Record<string, string> = {
+	equals: '==',
+	notEquals: '!=',
+	lessThan: '<',
+	lessThanOrEqual: '<=',
+	greaterThan: '>',
+	greaterThanOrEqual: '>=',
+	in: 'in',
+	contains: 'contains',
+};
 
 export const description: INodeProperties[] = [
 	{
@@ -56,8 +66,8 @@ export const description: INodeProperties[] = [
 						displayName: 'Operator',
 						name: 'operator',
 						type: 'options',
-						default: '==',
-						options: OPERATORS.map((operator) => ({ name: operator, value: operator })),
+						default: 'equals',
+						options: Object.entries(OPERATORS).map(([value, operator]) => ({ name: operator, value })),
 					},
 					{
 						displayName: 'Value',
@@ -140,7 +150,7 @@ function builtQuery(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
 	const conditions = rows.map((row, position) => {
 		const field = String(row.field ?? '').trim();
 		if (!field) throw invalidParameter(ctx, itemIndex, `Conditions (row ${position + 1}) > Field`, 'is empty');
-		const operator = String(row.operator);
+		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
 		const value = operator === 'in' ? String(row.value ?? '').split(',').map((entry) => entry.trim()) : row.value;
 		return { field, operator, value, negated: row.negated === true };
 	});

@@ -1,0 +1,54 @@
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
+import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
+import type { Simulator } from '../simulator/simulator';
+import { runNode } from './run-node';
+
+export const TOKEN = 'test-token-5f1c9e';
+
+export interface BacklogRun {
+	items: INodeExecutionData[];
+	json: IDataObject[];
+	error?: Error;
+}
+
+/**
+ * Runs the Task Backlog node in-process through n8n's execution engine, against the simulator over real HTTP.
+ * Retries wait milliseconds instead of seconds, so tests stay fast; everything else is as a user has it.
+ */
+export async function runBacklog(
+	sim: Simulator,
+	parameters: Record<string, unknown>,
+	options: {
+		items?: IDataObject[];
+		continueOnFail?: boolean;
+		credentials?: IDataObject;
+	} = {},
+): Promise<BacklogRun> {
+	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
+	const result = await runNode({
+		nodeType: new TaskBacklog(),
+		parameters: { ...parameters, requestOptions } as INodeParameters,
+		items: options.items ?? [{}],
+		credentials: {
+			type: 'taskBacklogApi',
+			data: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 10000, rateLimitWindowSeconds: 60, ...options.credentials },
+		},
+		credentialType: new TaskBacklogApi(),
+		continueOnFail: options.continueOnFail,
+	});
+	const items = result.output[0] ?? [];
+	return { items, json: items.map((item) => item.json), error: result.error };
+}
+
+/** Requests that reached the API, by method and a path pattern (the simulator logs paths below /api/v1). */
+export function sent(sim: Simulator, method?: string, path?: RegExp | string) {
+	return sim.requests.filter(
+		(request) =>
+			(!method || request.method === method) &&
+			(!path || (typeof path === 'string' ? request.path === path : path.test(request.path))),
+	);
+}
+
+export const byId = (uid: string) => ({ __rl: true, mode: 'id', value: uid });

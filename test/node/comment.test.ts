@@ -1,0 +1,74 @@
+import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import type { Simulator } from '../simulator/simulator';
+import { startSimulator } from '../simulator/simulator';
+
+let sim: Simulator;
+
+beforeAll(async () => {
+	sim = await startSimulator({ tokens: [TOKEN], maxPageSize: 3 });
+});
+afterAll(async () => await sim.stop());
+beforeEach(() => sim.reset());
+
+describe('Comment', () => {
+	it('comments round-trip: create, get, list across pages, update', async () => {
+		const [task] = sim.seedTasks(1);
+		const created = await runBacklog(
+			sim,
+			{ resource: 'comment', operation: 'create', task: byId(task.uid), text: '={{ $json.text }}' },
+			{ items: [1, 2, 3, 4, 5].map((n) => ({ text: `Comment ${n}\n\nSecond paragraph` })) },
+		);
+		expect(created.error).toBeUndefined();
+		const first = created.json[0];
+		expect(first).toMatchObject({ task_uid: task.uid, text: 'Comment 1\n\nSecond paragraph' });
+		expect((first.blocks as Array<{ type: string; content: Array<{ text: string }> }>).map((block) => [block.type, block.content[0].text])).toEqual([
+			['paragraph', 'Comment 1'],
+			['paragraph', 'Second paragraph'],
+		]);
+
+		const got = await runBacklog(sim, {
+			resource: 'comment',
+			operation: 'get',
+			task: byId(task.uid),
+			commentUid: first.uid,
+			options: { expand: ['author', 'task'] },
+		});
+		expect(got.json[0]).toMatchObject({ uid: first.uid, task: { uid: task.uid } });
+
+		const listed = await runBacklog(sim, { resource: 'comment', operation: 'getAll', task: byId(task.uid), returnAll: true });
+		expect(listed.json.map((comment) => comment.text)).toHaveLength(5);
+		expect(sent(sim, 'GET', `/tasks/${task.uid}/comments`)).toHaveLength(2);
+
+		const updated = await runBacklog(sim, {
+			resource: 'comment',
+			operation: 'update',
+			task: byId(task.uid),
+			commentUid: first.uid,
+			text: 'Edited',
+		});
+		expect(updated.json[0]).toMatchObject({ uid: first.uid, text: 'Edited' });
+		expect(sim.comments.get(String(first.uid))!.text).toBe('Edited');
+	});
+
+	it('a comment create whose answer was lost is not doubled by the retry', async () => {
+		const [task] = sim.seedTasks(1);
+		// The first POST is written, then its connection dies before the answer: the retry finds the comment there.
+		sim.failNext({ status: 'reset', afterEffect: true, when: (request) => request.method === 'POST' });
+		const run = await runBacklog(sim, { resource: 'comment', operation: 'create', task: byId(task.uid), text: 'Once' });
+		expect(run.error).toBeUndefined();
+		expect([...sim.comments.values()].filter((comment) => comment.text === 'Once')).toHaveLength(1);
+	});
+
+	it('Blocks given as JSON are sent as they are', async () => {
+		const [task] = sim.seedTasks(1);
+		const blocks = [{ id: 'h', type: 'heading', props: { level: 1 }, content: [{ type: 'text', text: 'Hi', styles: {} }], children: [] }];
+		const run = await runBacklog(sim, {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task.uid),
+			text: 'Hi',
+			additionalFields: { blocks: JSON.stringify(blocks) },
+		});
+		expect(run.json[0].blocks).toEqual(blocks);
+	});
+});

@@ -1,0 +1,176 @@
+import { NodeApiError } from 'n8n-workflow';
+
+import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
+import { USER_AGENT } from '../../nodes/TaskBacklog/transport/version';
+import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { testCredential } from '../helpers/run-node';
+import type { Simulator } from '../simulator/simulator';
+import { startSimulator } from '../simulator/simulator';
+
+let sim: Simulator;
+let uid: string;
+
+beforeAll(async () => {
+	sim = await startSimulator({ tokens: [TOKEN] });
+});
+afterAll(async () => await sim.stop());
+beforeEach(() => {
+	sim.reset();
+	sim.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
+	[{ uid }] = sim.seedTasks(1);
+});
+
+const getTask = () => ({ resource: 'task', operation: 'get', task: byId(uid) });
+
+describe('retries (spec section 7)', () => {
+	it('a 503 twice then 200 succeeds with 3 requests', async () => {
+		sim.failNext({ status: 503 }, { status: 503 });
+		const run = await runBacklog(sim, getTask());
+		expect(run.error).toBeUndefined();
+		expect(run.json[0].uid).toBe(uid);
+		expect(sent(sim).map((request) => request.status)).toEqual([503, 503, 200]);
+	});
+
+	it.each([429, 500, 502])('a %i is retried', async (status) => {
+		sim.failNext({ status });
+		const run = await runBacklog(sim, getTask());
+		expect(run.error).toBeUndefined();
+		expect(sent(sim)).toHaveLength(2);
+	});
+
+	it('a connection reset is retried', async () => {
+		sim.failNext({ status: 'reset' });
+		const run = await runBacklog(sim, getTask());
+		expect(run.error).toBeUndefined();
+		expect(sent(sim)).toHaveLength(2);
+	});
+
+	it('gives up after Max Attempts with the last status and the server message', async () => {
+		sim.failNext(...Array.from({ length: 3 }, () => ({ status: 500, body: { detail: 'database is away' } })));
+		const run = await runBacklog(sim, { ...getTask(), requestOptions: { maxAttempts: 3 } });
+		expect(sent(sim)).toHaveLength(3);
+		expect(run.error).toBeInstanceOf(NodeApiError);
+		expect((run.error as NodeApiError).httpCode).toBe('500');
+		expect(run.error!.message).toMatch(/500 Internal Server Error: database is away/);
+		expect((run.error as NodeApiError).description).toMatch(/3 time\(s\) in a row/);
+	});
+
+	it('a 401 is not retried by our code, and says to check the token', async () => {
+		const run = await runBacklog(sim, getTask(), { credentials: { token: 'revoked-token-123' } });
+		expect(sent(sim)).toHaveLength(1);
+		expect((run.error as NodeApiError).httpCode).toBe('401');
+		expect((run.error as NodeApiError).description).toMatch(/check the token/);
+	});
+
+	it('after a 401 nothing more is sent in that execution', async () => {
+		const items = [{}, {}, {}];
+		const run = await runBacklog(sim, getTask(), { items, continueOnFail: true, credentials: { token: 'revoked-token-123' } });
+		expect(sent(sim)).toHaveLength(1);
+		expect(run.json.map((json) => json.httpCode)).toEqual(['401', '401', '401']);
+	});
+
+	it('a 422 is not retried and carries the field the server names', async () => {
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'upsert',
+			identifyBy: 'uid',
+			uid,
+			title: 'x',
+			additionalFields: { parent_uid: uid },
+			requestOptions: { batching: false },
+		});
+		expect(sent(sim)).toHaveLength(1);
+		expect((run.error as NodeApiError).httpCode).toBe('422');
+		expect(run.error!.message).toMatch(/parent_uid/);
+	});
+
+	it('a 404 is not retried and says what was not found', async () => {
+		const run = await runBacklog(sim, { ...getTask(), task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a') });
+		expect(sent(sim)).toHaveLength(1);
+		expect((run.error as NodeApiError).httpCode).toBe('404');
+		expect((run.error as NodeApiError).description).toMatch(/Check the uid/);
+	});
+
+	it('Retry-After is honoured', async () => {
+		sim.failNext({ status: 429, retryAfter: 1 });
+		const run = await runBacklog(sim, getTask());
+		expect(run.error).toBeUndefined();
+		const [first, second] = sent(sim);
+		expect(second.at - first.at).toBeGreaterThanOrEqual(950);
+	});
+});
+
+describe('client-side rate limit', () => {
+	it('60 requests in a burst at 30 per window are spread, with no 429', async () => {
+		sim.configure({ requestsPerWindow: 30, windowMs: 500 });
+		const items = Array.from({ length: 60 }, () => ({}));
+		const run = await runBacklog(sim, getTask(), {
+			items,
+			credentials: { requestsPerMinute: 30, rateLimitWindowSeconds: 0.5 },
+		});
+		expect(run.error).toBeUndefined();
+		const requests = sent(sim);
+		expect(requests).toHaveLength(60);
+		expect(requests.filter((request) => request.status === 429)).toHaveLength(0);
+		expect(requests[30].at - requests[0].at).toBeGreaterThanOrEqual(480);
+	});
+
+	it('two executions at once with one credential share the budget', async () => {
+		sim.configure({ requestsPerWindow: 20, windowMs: 500 });
+		const items = Array.from({ length: 30 }, () => ({}));
+		const credentials = { requestsPerMinute: 20, rateLimitWindowSeconds: 0.5 };
+		const runs = await Promise.all([
+			runBacklog(sim, getTask(), { items, credentials }),
+			runBacklog(sim, getTask(), { items, credentials }),
+		]);
+		expect(runs.map((run) => run.error)).toEqual([undefined, undefined]);
+		expect(sent(sim)).toHaveLength(60);
+		expect(sent(sim).filter((request) => request.status === 429)).toHaveLength(0);
+	});
+});
+
+describe('every request', () => {
+	it('carries the bearer token, a User-Agent naming the package, and the optional service headers', async () => {
+		await runBacklog(sim, getTask(), {
+			credentials: { account: 'acme', versioning: '2024-01', actingUserUid: '3c90c3cc-0d44-4b50-8888-8dd25736052a' },
+		});
+		const [request] = sent(sim);
+		expect(request.headers).toMatchObject({
+			authorization: `Bearer ${TOKEN}`,
+			'user-agent': USER_AGENT,
+			'service-account': 'acme',
+			'service-versioning': '2024-01',
+			'service-user': '3c90c3cc-0d44-4b50-8888-8dd25736052a',
+		});
+	});
+
+	it('a trailing slash on the base URL is tolerated', async () => {
+		const run = await runBacklog(sim, getTask(), { credentials: { baseUrl: `${sim.url}/` } });
+		expect(run.error).toBeUndefined();
+		expect(sent(sim)[0].path).toBe(`/tasks/${uid}`);
+	});
+
+	it('the token appears in no output and no error', async () => {
+		const ok = await runBacklog(sim, getTask());
+		const bad = await runBacklog(sim, getTask(), { credentials: { token: 'wrong-token-abc' } });
+		sim.failNext({ status: 500 }, { status: 500 });
+		const failed = await runBacklog(sim, { ...getTask(), requestOptions: { maxAttempts: 2 } });
+		const text = JSON.stringify([ok.json, bad.error, failed.error, bad.error?.message, failed.error?.message, (bad.error as NodeApiError)?.description]);
+		expect(text).not.toContain(TOKEN);
+		expect(text).not.toContain('wrong-token-abc');
+	});
+});
+
+describe('credential test (GET /accounts/me)', () => {
+	it('passes with a valid token', async () => {
+		const result = await testCredential(new TaskBacklogApi(), { baseUrl: sim.url, token: TOKEN });
+		expect(result.status).toBe('OK');
+		expect(sent(sim, 'GET', '/accounts/me')).toHaveLength(1);
+	});
+
+	it('fails with an invalid token and tells the user to check it', async () => {
+		const result = await testCredential(new TaskBacklogApi(), { baseUrl: `${sim.url}/`, token: 'nope-token' });
+		expect(result.status).toBe('Error');
+		expect(result.message).toMatch(/Check the token/);
+	});
+});

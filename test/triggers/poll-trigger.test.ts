@@ -1,0 +1,359 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+
+import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
+import { startSimulator, type Simulator, type SimulatorOptions, type Task } from '../simulator/simulator';
+import { activePoller, type Poller } from './harness';
+
+const TOKEN = 'test-token';
+
+let sim: Simulator;
+let proxy: { url: string; stop: () => Promise<void> } | undefined;
+
+async function start(options: SimulatorOptions = {}) {
+	sim = await startSimulator({ tokens: [TOKEN], ...options });
+	return sim;
+}
+
+afterEach(async () => {
+	await proxy?.stop();
+	proxy = undefined;
+	await sim?.stop();
+});
+
+function poller(
+	parameters: INodeParameters,
+	options: { baseUrl?: string; credentials?: IDataObject; budgetMs?: number; mode?: 'manual' | 'trigger' } = {},
+): Poller {
+	return activePoller(
+		{
+			nodeType: new TaskBacklogPollTrigger(),
+			parameters,
+			credentials: { baseUrl: options.baseUrl ?? sim.url, token: TOKEN, requestsPerMinute: 100000, ...options.credentials },
+		},
+		{ budgetMs: options.budgetMs, mode: options.mode },
+	);
+}
+
+async function api<T = Task>(method: string, path: string, body?: unknown): Promise<T> {
+	const response = await fetch(`${sim.url}${path}`, {
+		method,
+		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+	return (await response.json()) as T;
+}
+
+const create = (title: string, fields: IDataObject = {}) => api('POST', '/tasks', { fields: { title, ...fields } });
+const patch = (uid: string, body: IDataObject) => api('PATCH', `/tasks/${uid}`, body);
+
+const tasksOf = (output: INodeExecutionData[][] | null) => (output?.[0] ?? []).map((item) => item.json as unknown as Task);
+const uids = (output: INodeExecutionData[][] | null) => tasksOf(output).map((task) => task.uid);
+const listRequests = () => sim.requests.filter((r) => r.method === 'GET' && r.path === '/tasks');
+
+/** A hop in front of the simulator that drops the named query parameters: a server that ignores them. */
+async function startIgnoringProxy(ignored: string[]) {
+	const target = new URL(sim.url);
+	const server: Server = createServer((req, res) => {
+		const url = new URL(req.url ?? '/', 'http://proxy');
+		for (const name of ignored) url.searchParams.delete(name);
+		const upstream = httpRequest(
+			{
+				host: target.hostname,
+				port: target.port,
+				method: req.method,
+				path: `${url.pathname}${url.search}`,
+				headers: { ...req.headers, host: target.host },
+			},
+			(response) => {
+				res.writeHead(response.statusCode ?? 502, response.headers);
+				response.pipe(res);
+			},
+		);
+		req.pipe(upstream);
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	proxy = {
+		url: `http://127.0.0.1:${port}${target.pathname}`,
+		stop: async () => {
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+	return proxy;
+}
+
+/** Each (uid, marker) must appear once over all polls. */
+function expectNoRepeats(emitted: Array<[string, string]>) {
+	const keys = emitted.map(([uid, at]) => `${uid}@${at}`);
+	expect(new Set(keys).size).toBe(keys.length);
+}
+
+describe('Task Backlog Poll Trigger', () => {
+	it('the first poll emits nothing but sets the position', async () => {
+		await start();
+		const seeded = sim.seedTasks(5);
+		const p = poller({ event: 'updatedTask' });
+
+		expect(await p.poll()).toBeNull();
+
+		const newest = seeded.map((t) => t.updated_at).sort().at(-1);
+		const state = p.staticData().state as IDataObject;
+		expect(state.position).toBe(newest);
+		expect(Object.keys(state.seen as IDataObject).sort()).toEqual(seeded.map((t) => t.uid).sort());
+		// It asked for changes only, in updated_at order.
+		expect(listRequests()[0].query).toMatchObject({ order_by: 'updated_at', updated_at_after: expect.any(String) });
+		// Nothing changed since: the second poll has nothing either.
+		expect(await p.poll()).toBeNull();
+	});
+
+	it('the first poll on an empty or quiet account still gives the next poll a starting point', async () => {
+		await start();
+		const p = poller({ event: 'newTask' });
+		expect(await p.poll()).toBeNull();
+		expect((p.staticData().state as IDataObject).position).toEqual(expect.any(String));
+
+		const task = await create('First ever');
+		expect(uids(await p.poll())).toEqual([task.uid]);
+	});
+
+	it('the poll trigger emits each change once across polls', async () => {
+		await start();
+		const [a, b] = sim.seedTasks(2);
+		const p = poller({ event: 'updatedTask' });
+		const emitted: Array<[string, string]> = [];
+		const run = async () => {
+			const tasks = tasksOf(await p.poll());
+			emitted.push(...tasks.map((t): [string, string] => [t.uid, t.updated_at]));
+			return tasks;
+		};
+
+		expect(await run()).toEqual([]);
+
+		const a1 = await patch(a.uid, { fields: { note: 'first edit' } });
+		expect((await run()).map((t) => [t.uid, t.updated_at])).toEqual([[a.uid, a1.updated_at]]);
+		expect(await run()).toEqual([]);
+
+		const c = await create('Brand new');
+		const b1 = await patch(b.uid, { status: 'STARTED' });
+		const a2 = await patch(a.uid, { fields: { note: 'second edit' } });
+		const batch = await run();
+		// Oldest change first; the emitted item is the task as the service returns it.
+		expect(batch.map((t) => t.uid)).toEqual([c.uid, b.uid, a.uid]);
+		expect(batch[2]).toEqual(a2);
+		expect(batch[1].updated_at).toBe(b1.updated_at);
+		expect(await run()).toEqual([]);
+		expect(await run()).toEqual([]);
+
+		expectNoRepeats(emitted);
+		expect(emitted).toHaveLength(4);
+	});
+
+	it('more changes than one page between two polls are all emitted once', async () => {
+		// The server clamps every page to 10 items, whatever the trigger asks for.
+		await start({ maxPageSize: 10 });
+		sim.seedTasks(3);
+		const p = poller({ event: 'updatedTask' });
+		await p.poll();
+
+		const created: string[] = [];
+		for (let i = 0; i < 35; i++) created.push((await create(`Bulk ${i}`)).uid);
+		sim.clearRequests();
+		const first = uids(await p.poll());
+		expect(first).toEqual(created);
+		expect(listRequests().length).toBeGreaterThanOrEqual(4);
+		expect(listRequests().slice(1).every((r) => typeof r.query.cursor === 'string')).toBe(true);
+
+		for (const uid of created.slice(0, 23)) await patch(uid, { fields: { title: `Edited ${uid}` } });
+		const second = uids(await p.poll());
+		expect(second).toEqual(created.slice(0, 23));
+		expect(await p.poll()).toBeNull();
+	});
+
+	it.each([0, 60])('a server that ignores updated_at_after still emits each change once (lookback %ss)', async (lookbackSeconds) => {
+		await start({ maxPageSize: 10 });
+		const seeded = sim.seedTasks(25);
+		// Ignores the time filter and the ordering: every poll gets every task, in creation order.
+		const hop = await startIgnoringProxy(['updated_at_after', 'order_by']);
+		const p = poller({ event: 'updatedTask', options: { lookbackSeconds } }, { baseUrl: hop.url });
+		const emitted: Array<[string, string]> = [];
+		const run = async () => {
+			const tasks = tasksOf(await p.poll());
+			emitted.push(...tasks.map((t): [string, string] => [t.uid, t.updated_at]));
+			return tasks.map((t) => t.uid);
+		};
+
+		expect(await run()).toEqual([]);
+		await patch(seeded[20].uid, { status: 'STARTED' });
+		await patch(seeded[3].uid, { status: 'DONE' });
+		expect(await run()).toEqual([seeded[20].uid, seeded[3].uid]);
+		expect(await run()).toEqual([]);
+		await patch(seeded[3].uid, { status: 'TODO' });
+		expect(await run()).toEqual([seeded[3].uid]);
+		expect(await run()).toEqual([]);
+
+		// The proxy really did drop the parameters, and every poll read all pages.
+		expect(sim.requests.some((r) => 'updated_at_after' in r.query || 'order_by' in r.query)).toBe(false);
+		expect(listRequests().length).toBeGreaterThanOrEqual(5 * 3);
+		expectNoRepeats(emitted);
+	});
+
+	it('with the default lookback, changes are read again but not emitted again', async () => {
+		await start();
+		const [a] = sim.seedTasks(1);
+		const p = poller({ event: 'updatedTask' });
+		await p.poll();
+		await patch(a.uid, { fields: { note: 'x' } });
+		expect(uids(await p.poll())).toEqual([a.uid]);
+		sim.clearRequests();
+		expect(await p.poll()).toBeNull();
+		// The overlap returned the change again; the trigger remembered it.
+		const body = listRequests()[0];
+		expect(Date.parse(String(body.query.updated_at_after))).toBeLessThan(Date.parse(sim.tasks.get(a.uid)!.updated_at));
+	});
+
+	it('New Task emits created tasks once, not their later updates or older tasks', async () => {
+		await start();
+		const [old] = sim.seedTasks(2);
+		const p = poller({ event: 'newTask' });
+		await p.poll();
+
+		await patch(old.uid, { fields: { note: 'updated, not new' } });
+		const n1 = await create('New one');
+		const n2 = await create('New two');
+		expect(uids(await p.poll())).toEqual([n1.uid, n2.uid]);
+
+		await patch(n1.uid, { status: 'STARTED' });
+		expect(await p.poll()).toBeNull();
+	});
+
+	it('Closed Task emits a task when it becomes DONE, once, and again only after a reopen', async () => {
+		await start();
+		const [done] = sim.seedTasks(1, () => ({ status: 'DONE' }));
+		const p = poller({ event: 'closedTask' });
+		await p.poll();
+
+		const task = await create('To close');
+		expect(await p.poll()).toBeNull();
+
+		const closed = await patch(task.uid, { status: 'DONE' });
+		expect(tasksOf(await p.poll()).map((t) => [t.uid, t.status])).toEqual([[task.uid, 'DONE']]);
+
+		// Edits of a closed task are not closings.
+		await patch(task.uid, { fields: { note: 'after closing' } });
+		await patch(done.uid, { fields: { note: 'closed before the trigger started' } });
+		expect(await p.poll()).toBeNull();
+
+		await patch(task.uid, { status: 'TODO' });
+		expect(await p.poll()).toBeNull();
+		const reclosed = await patch(task.uid, { status: 'DONE' });
+		expect(reclosed.done_at).not.toBe(closed.done_at);
+		expect(uids(await p.poll())).toEqual([task.uid]);
+
+		// The server was asked for DONE tasks only.
+		expect(listRequests().every((r) => r.query.status === 'DONE')).toBe(true);
+	});
+
+	it('status and custom-field filters are sent, and applied again when the server ignores them', async () => {
+		await start();
+		sim.seedTasks(1);
+		const hop = await startIgnoringProxy(['status', 'queue', 'updated_at_after']);
+		const parameters = {
+			event: 'updatedTask',
+			filters: { status: ['STARTED'], customFields: { field: [{ name: 'queue', value: 'billing' }] } },
+		};
+		const direct = poller(parameters);
+		const ignored = poller(parameters, { baseUrl: hop.url });
+		await direct.poll();
+		await ignored.poll();
+
+		const match = await create('Billing issue', { queue: 'billing' });
+		const otherQueue = await create('Sales lead', { queue: 'sales' });
+		await patch(match.uid, { status: 'STARTED' });
+		await patch(otherQueue.uid, { status: 'STARTED' });
+		await create('Billing, not started', { queue: 'billing' });
+
+		expect(uids(await direct.poll())).toEqual([match.uid]);
+		expect(uids(await ignored.poll())).toEqual([match.uid]);
+		const sentDirect = listRequests().filter((r) => r.query.queue !== undefined);
+		expect(sentDirect.length).toBeGreaterThan(0);
+		expect(sentDirect.every((r) => r.query.status === 'STARTED' && r.query.queue === 'billing')).toBe(true);
+	});
+
+	it('a poll that runs out of time leaves the rest to the next poll, still emitting each change once', async () => {
+		await start({ maxPageSize: 10 });
+		sim.seedTasks(2);
+		// n8n 2.x gives each poll a time budget; 0 makes the trigger stop after its first page.
+		const p = poller({ event: 'newTask' }, { budgetMs: 0 });
+		await p.poll();
+		const created: string[] = [];
+		for (let i = 0; i < 35; i++) created.push((await create(`Backlog ${i}`)).uid);
+
+		const emitted: string[] = [];
+		let polls = 0;
+		for (; polls < 10 && emitted.length < created.length; polls++) emitted.push(...uids(await p.poll()));
+
+		expect(polls).toBeGreaterThan(1);
+		expect(emitted).toEqual(created);
+		expect(await p.poll()).toBeNull();
+	});
+
+	it('follows the rate limit like every other call', async () => {
+		await start({ maxPageSize: 5, requestsPerWindow: 4, windowMs: 1000 });
+		sim.seedTasks(2);
+		const p = poller({ event: 'newTask' }, { credentials: { requestsPerMinute: 4, rateLimitWindowSeconds: 1 } });
+		await p.poll();
+		const added = sim.seedTasks(14);
+		sim.clearRequests();
+
+		const started = Date.now();
+		expect(uids(await p.poll())).toEqual(added.map((t) => t.uid));
+		// 3 pages of 5 at 4 per second, without a single 429.
+		expect(sim.requests.some((r) => r.status === 429)).toBe(false);
+		expect(listRequests().length).toBeGreaterThanOrEqual(3);
+		expect(Date.now() - started).toBeLessThan(10000);
+	}, 20000);
+
+	it('a manual run returns the latest few matching tasks as a sample and leaves the position alone', async () => {
+		await start();
+		const seeded = sim.seedTasks(8);
+		await patch(seeded[1].uid, { status: 'DONE' });
+		await patch(seeded[6].uid, { status: 'DONE' });
+		const manual = poller({ event: 'updatedTask' }, { mode: 'manual' });
+
+		const sample = uids(await manual.poll());
+		expect(sample).toHaveLength(5);
+		expect(sample.slice(0, 2)).toEqual([seeded[6].uid, seeded[1].uid]);
+		expect(manual.staticData().state).toBeUndefined();
+
+		const closed = poller({ event: 'closedTask' }, { mode: 'manual' });
+		expect(uids(await closed.poll())).toEqual([seeded[6].uid, seeded[1].uid]);
+	});
+
+	it('choosing another event starts over with a new baseline', async () => {
+		await start();
+		const [a] = sim.seedTasks(1);
+		const state: IDataObject = {};
+		const updated = activePoller({
+			nodeType: new TaskBacklogPollTrigger(),
+			parameters: { event: 'updatedTask' },
+			credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
+			staticData: state,
+		});
+		await updated.poll();
+		await patch(a.uid, { status: 'DONE' });
+		const closed = activePoller({
+			nodeType: new TaskBacklogPollTrigger(),
+			parameters: { event: 'closedTask' },
+			credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
+			staticData: updated.staticData(),
+		});
+		// The saved state belongs to Updated Task: the closed-task trigger takes its own baseline first.
+		expect(await closed.poll()).toBeNull();
+		expect((closed.staticData().state as IDataObject).event).toBe('closedTask');
+	});
+});

@@ -5,9 +5,9 @@ import type {
 	INodeTypeDescription,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { statusOptions } from '../TaskBacklog/actions/shared/taskBody';
+import { taskFilterOptions, taskListQuery, taskMatcher } from '../TaskBacklog/actions/shared/taskFilters';
 import { BacklogClient } from '../TaskBacklog/transport/client';
 import type { PollEvent } from './changes';
 import { baseline, compareInstants, instant, isPollState, marker, selectChanges, windowStart } from './changes';
@@ -23,20 +23,6 @@ const SAMPLE_SIZE = 5;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SAMPLE_WINDOWS_MS = [DAY_MS, 30 * DAY_MS, undefined];
 const SAMPLE_MAX_ITEMS = 500;
-
-/** Query parameters the trigger sets itself; a custom field filter may not take their names. */
-const RESERVED = new Set([
-	'limit',
-	'cursor',
-	'status',
-	'assignee_uid',
-	'archived',
-	'order_by',
-	'created_at_after',
-	'updated_at_after',
-	'search',
-	'expand',
-]);
 
 interface Listing {
 	tasks: IDataObject[];
@@ -89,49 +75,11 @@ export class TaskBacklogPollTrigger implements INodeType {
 				type: 'collection',
 				placeholder: 'Add Filter',
 				default: {},
-				options: [
-					{
-						displayName: 'Archived',
-						name: 'archived',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to watch archived tasks instead of the others',
-					},
-					{
-						displayName: 'Assignee UID',
-						name: 'assignee_uid',
-						type: 'string',
-						default: '',
-						description: 'Only tasks assigned to this user (query parameter assignee_uid)',
-					},
-					{
-						displayName: 'Custom Fields',
-						name: 'customFields',
-						type: 'fixedCollection',
-						typeOptions: { multipleValues: true },
-						placeholder: 'Add Custom Field Filter',
-						default: {},
-						description: 'Only tasks whose custom field equals the value',
-						options: [
-							{
-								displayName: 'Field',
-								name: 'field',
-								values: [
-									{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'ticket_id' },
-									{ displayName: 'Value', name: 'value', type: 'string', default: '' },
-								],
-							},
-						],
-					},
-					{
-						displayName: 'Status',
-						name: 'status',
-						type: 'multiOptions',
-						options: statusOptions,
-						default: [],
-						description: 'Only tasks in one of these states. Not used with Closed Task, which watches DONE tasks.',
-					},
-				],
+				options: taskFilterOptions.map((option) =>
+					option.name === 'status'
+						? { ...option, description: 'Only tasks in one of these states. Not used with Closed Task, which watches DONE tasks.' }
+						: option,
+				),
 			},
 			{
 				displayName: 'Options',
@@ -168,8 +116,10 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const lookbackMs = Math.max(0, Number(options.lookbackSeconds ?? 60) || 0) * 1000;
 		const sendTimeFilter = options.sendTimeFilter !== false;
-		const query = listQuery(this, event, filters);
-		const matches = taskMatcher(event, filters);
+		// Closed Task watches DONE tasks whatever the Status filter says.
+		const statuses = event === 'closedTask' ? ['DONE'] : undefined;
+		const query = taskListQuery(this.getNode(), filters, statuses);
+		const matches = taskMatcher(filters, statuses);
 		const client = new BacklogClient(this);
 		const now = Date.now();
 
@@ -214,57 +164,6 @@ export class TaskBacklogPollTrigger implements INodeType {
 		staticData.state = next as unknown as IDataObject;
 		return emit.length > 0 ? [this.helpers.returnJsonArray(emit)] : null;
 	}
-}
-
-/** GET /tasks parameters from the filters; custom fields filter by equality under their own names (spec 4.2). */
-function listQuery(ctx: IPollFunctions, event: PollEvent, filters: IDataObject): IDataObject {
-	const qs: IDataObject = {};
-	for (const { name, value } of customFieldFilters(filters)) {
-		if (!name) throw new NodeOperationError(ctx.getNode(), 'A Custom Fields filter has no name');
-		if (RESERVED.has(name)) {
-			throw new NodeOperationError(ctx.getNode(), `The Custom Fields filter "${name}" has the name of a query parameter`, {
-				description: 'Filter on that property with the other filters instead.',
-			});
-		}
-		qs[name] = value;
-	}
-	const statuses = event === 'closedTask' ? ['DONE'] : statusFilter(filters);
-	if (statuses.length > 0) qs.status = statuses.length === 1 ? statuses[0] : statuses;
-	const assignee = String(filters.assignee_uid ?? '').trim();
-	if (assignee) qs.assignee_uid = assignee;
-	if (filters.archived === true) qs.archived = true;
-	return qs;
-}
-
-function customFieldFilters(filters: IDataObject): Array<{ name: string; value: string }> {
-	const rows = ((filters.customFields as IDataObject)?.field ?? []) as Array<{ name?: unknown; value?: unknown }>;
-	return rows.map((row) => ({ name: String(row.name ?? '').trim(), value: String(row.value ?? '') }));
-}
-
-function statusFilter(filters: IDataObject): string[] {
-	const value = filters.status;
-	return (Array.isArray(value) ? value : value ? [value] : []).map(String);
-}
-
-/** The same filters, checked on our side: a server may ignore any of the query parameters. */
-function taskMatcher(event: PollEvent, filters: IDataObject): (task: IDataObject) => boolean {
-	const archived = filters.archived === true;
-	const statuses = event === 'closedTask' ? ['DONE'] : statusFilter(filters);
-	const assignee = String(filters.assignee_uid ?? '')
-		.trim()
-		.toLowerCase();
-	const custom = customFieldFilters(filters);
-	return (task) => {
-		if (typeof task.archived === 'boolean' && task.archived !== archived) return false;
-		if (statuses.length > 0 && !statuses.includes(String(task.status))) return false;
-		if (assignee && String(task.assignee_uid ?? '').toLowerCase() !== assignee) return false;
-		const fields = (task.fields ?? {}) as IDataObject;
-		return custom.every(({ name, value }) => {
-			const actual = fields[name];
-			if (actual === undefined || actual === null) return false;
-			return (typeof actual === 'object' ? JSON.stringify(actual) : String(actual)) === value;
-		});
-	};
 }
 
 /**

@@ -230,7 +230,7 @@ describe('Task > Get, Get Many, Query', () => {
 			resource: 'task',
 			operation: 'getAll',
 			returnAll: true,
-			filters: { status: 'TODO', customFields: { field: [{ name: 'team', value: 'red' }] } },
+			filters: { status: ['TODO'], customFields: { field: [{ name: 'team', value: 'red' }] } },
 		});
 		expect(run.json.map((task) => task.title).sort()).toEqual(['t0', 't2']);
 	});

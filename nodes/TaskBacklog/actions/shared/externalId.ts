@@ -6,6 +6,25 @@ import { invalidParameter, requireUuid } from './parameters';
 
 export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
 
+/** Where the external id is kept on the task, and the namespace its uid is derived in. */
+export const externalIdOptions: INodeProperties[] = [
+	{
+		displayName: 'External ID Field',
+		name: 'externalIdField',
+		type: 'string',
+		default: DEFAULT_EXTERNAL_ID_FIELD,
+		description: 'Custom field of the task that stores the external ID',
+	},
+	{
+		displayName: 'UID Namespace',
+		name: 'namespace',
+		type: 'string',
+		default: DEFAULT_EXTERNAL_ID_NAMESPACE,
+		description:
+			'UUID namespace the task UID is derived in. Change it only to keep two systems with overlapping ticket IDs apart.',
+	},
+];
+
 /** "Identify by UID or by External ID" (spec section 1, rules 1 and 2). */
 export function externalIdProperties(operation: string): INodeProperties[] {
 	return [
@@ -50,23 +69,7 @@ export function externalIdProperties(operation: string): INodeProperties[] {
 			placeholder: 'Add Option',
 			default: {},
 			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['externalId'] } },
-			options: [
-				{
-					displayName: 'External ID Field',
-					name: 'externalIdField',
-					type: 'string',
-					default: DEFAULT_EXTERNAL_ID_FIELD,
-					description: 'Custom field of the task that stores the external ID',
-				},
-				{
-					displayName: 'UID Namespace',
-					name: 'namespace',
-					type: 'string',
-					default: DEFAULT_EXTERNAL_ID_NAMESPACE,
-					description:
-						'UUID namespace the task UID is derived in. Change it only to keep two systems with overlapping ticket IDs apart.',
-				},
-			],
+			options: externalIdOptions,
 		},
 	];
 }

@@ -43,22 +43,20 @@ export function taskUid(ctx: IExecuteFunctions, itemIndex: number, name = 'task'
 	return requireUuid(ctx, itemIndex, label, value);
 }
 
-/** A JSON parameter that must hold an object: n8n hands it over as text or already parsed. */
-export function jsonObject(
-	ctx: IExecuteFunctions,
-	itemIndex: number,
-	parameter: string,
-	value: unknown,
-): IDataObject {
-	if (value === undefined || value === null || value === '') return {};
-	let parsed = value;
-	if (typeof value === 'string') {
-		try {
-			parsed = JSON.parse(value);
-		} catch (error) {
-			throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
-		}
+/** n8n hands a JSON parameter over as text or already parsed. */
+function parseJson(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): unknown {
+	if (typeof value !== 'string') return value;
+	try {
+		return JSON.parse(value);
+	} catch (error) {
+		throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
 	}
+}
+
+/** A JSON parameter that must hold an object. */
+export function jsonObject(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): IDataObject {
+	if (value === undefined || value === null || value === '') return {};
+	const parsed = parseJson(ctx, itemIndex, parameter, value);
 	if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
 		throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON object, e.g. {"ticket_id": "1042"}');
 	}
@@ -66,14 +64,7 @@ export function jsonObject(
 }
 
 export function jsonArray(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): IDataObject[] {
-	let parsed = value;
-	if (typeof value === 'string') {
-		try {
-			parsed = JSON.parse(value);
-		} catch (error) {
-			throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
-		}
-	}
+	const parsed = parseJson(ctx, itemIndex, parameter, value);
 	if (!Array.isArray(parsed)) throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON array');
 	return parsed as IDataObject[];
 }

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
+import { customFieldRows } from './taskFilters';
 import { checkSize, invalidParameter, jsonObject, requireUuid } from './parameters';
 
 export const statusOptions: INodePropertyOptions[] = [
@@ -92,26 +93,13 @@ export function taskPropertiesCollection(
 /** Custom fields as rows and as a JSON object (spec 2.3: any key, no type validation by the service). */
 export function customFieldsProperties(show: IDataObject): INodeProperties[] {
 	return [
-		{
+		customFieldRows({
 			displayName: 'Custom Fields',
 			name: 'customFields',
-			type: 'fixedCollection',
-			typeOptions: { multipleValues: true },
 			placeholder: 'Add Custom Field',
-			default: {},
 			displayOptions: { show: show as never },
-			description: 'Keys of the task\'s fields object, such as ticket_id. Rows win over the JSON below.',
-			options: [
-				{
-					displayName: 'Field',
-					name: 'field',
-					values: [
-						{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'ticket_id' },
-						{ displayName: 'Value', name: 'value', type: 'string', default: '' },
-					],
-				},
-			],
-		},
+			description: "Keys of the task's fields object, such as ticket_id. Rows win over the JSON below.",
+		}),
 		{
 			displayName: 'Custom Fields (JSON)',
 			name: 'customFieldsJson',

@@ -6,7 +6,7 @@ import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../transport/uuid';
 import type { TaskWrite } from '../../transport/writeTasks';
 import { hasValues, writeTasks } from '../../transport/writeTasks';
 import { showFor } from '../shared/descriptions';
-import { DEFAULT_EXTERNAL_ID_FIELD, uidForExternalId } from '../shared/externalId';
+import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions, uidForExternalId } from '../shared/externalId';
 import { invalidParameter } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
 import { batchSize } from '../shared/requestOptions';
@@ -77,26 +77,13 @@ export const description: INodeProperties[] = [
 		default: {},
 		displayOptions: showFor('task', 'syncBacklog'),
 		options: [
-			{
-				displayName: 'External ID Field',
-				name: 'externalIdField',
-				type: 'string',
-				default: DEFAULT_EXTERNAL_ID_FIELD,
-				description: 'Custom field of the task that stores the external ID',
-			},
+			...externalIdOptions,
 			{
 				displayName: 'Source Field',
 				name: 'sourceField',
 				type: 'string',
 				default: 'source',
 				description: 'Custom field of the task that stores the source value',
-			},
-			{
-				displayName: 'UID Namespace',
-				name: 'namespace',
-				type: 'string',
-				default: DEFAULT_EXTERNAL_ID_NAMESPACE,
-				description: 'UUID namespace the task UIDs are derived in',
 			},
 		],
 	},

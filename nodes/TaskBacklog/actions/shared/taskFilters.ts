@@ -1,0 +1,124 @@
+import type { IDataObject, INode, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { statusOptions } from './taskBody';
+
+/** Rows of custom field name and value, for writing a task's fields or for filtering by them. */
+export function customFieldRows(
+	extra: Pick<INodeProperties, 'displayName' | 'name' | 'placeholder' | 'description'> & Partial<INodeProperties>,
+): INodeProperties {
+	return {
+		type: 'fixedCollection',
+		typeOptions: { multipleValues: true },
+		default: {},
+		...extra,
+		options: [
+			{
+				displayName: 'Field',
+				name: 'field',
+				values: [
+					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'ticket_id' },
+					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
+				],
+			},
+		],
+	} as INodeProperties;
+}
+
+/** Filters of GET /tasks shared by Get Many and the Poll Trigger. */
+export const taskFilterOptions: INodeProperties[] = [
+	{
+		displayName: 'Archived',
+		name: 'archived',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to look at archived tasks instead of the others',
+	},
+	{
+		displayName: 'Assignee UID',
+		name: 'assignee_uid',
+		type: 'string',
+		default: '',
+		description: 'Only tasks assigned to this user (query parameter assignee_uid)',
+	},
+	customFieldRows({
+		displayName: 'Custom Fields',
+		name: 'customFields',
+		placeholder: 'Add Custom Field Filter',
+		description: 'Only tasks whose custom field equals the value',
+	}),
+	{
+		displayName: 'Status',
+		name: 'status',
+		type: 'multiOptions',
+		options: statusOptions,
+		default: [],
+		description: 'Only tasks in one of these states',
+	},
+];
+
+/** Query parameters our nodes set themselves; a custom field filter may not take their names. */
+const RESERVED = new Set([
+	'limit',
+	'cursor',
+	'status',
+	'assignee_uid',
+	'archived',
+	'order_by',
+	'created_at_after',
+	'updated_at_after',
+	'search',
+	'expand',
+]);
+
+function customFieldFilters(filters: IDataObject): Array<{ name: string; value: string }> {
+	const rows = ((filters.customFields as IDataObject)?.field ?? []) as Array<{ name?: unknown; value?: unknown }>;
+	return rows.map((row) => ({ name: String(row.name ?? '').trim(), value: String(row.value ?? '') }));
+}
+
+function statusFilter(filters: IDataObject): string[] {
+	const value = filters.status;
+	return (Array.isArray(value) ? value : value ? [value] : []).map(String);
+}
+
+/**
+ * GET /tasks parameters from the filters; custom fields filter by equality under their own names (spec 4.2 rule 3).
+ * `statuses` overrides the Status filter (the Poll Trigger's Closed Task watches DONE tasks).
+ */
+export function taskListQuery(node: INode, filters: IDataObject, statuses = statusFilter(filters)): IDataObject {
+	const qs: IDataObject = {};
+	for (const { name, value } of customFieldFilters(filters)) {
+		if (!name) throw new NodeOperationError(node, 'A Custom Fields filter has no name');
+		if (RESERVED.has(name)) {
+			throw new NodeOperationError(node, `The Custom Fields filter "${name}" has the name of a query parameter`, {
+				description: 'Filter on that property with the other filters instead.',
+			});
+		}
+		qs[name] = value;
+	}
+	if (statuses.length > 0) qs.status = statuses.length === 1 ? statuses[0] : statuses;
+	const assignee = String(filters.assignee_uid ?? '').trim();
+	if (assignee) qs.assignee_uid = assignee;
+	if (filters.archived === true) qs.archived = true;
+	return qs;
+}
+
+/** The same filters, checked on our side: a server may ignore any of the query parameters. */
+export function taskMatcher(filters: IDataObject, statuses = statusFilter(filters)): (task: IDataObject) => boolean {
+	const archived = filters.archived === true;
+	const assignee = String(filters.assignee_uid ?? '')
+		.trim()
+		.toLowerCase();
+	const custom = customFieldFilters(filters);
+	return (task) => {
+		if (typeof task.archived === 'boolean' && task.archived !== archived) return false;
+		if (statuses.length > 0 && !statuses.includes(String(task.status))) return false;
+		if (assignee && String(task.assignee_uid ?? '').toLowerCase() !== assignee) return false;
+		const fields = (task.fields ?? {}) as IDataObject;
+		return custom.every(({ name, value }) => {
+			const actual = fields[name];
+			if (actual === undefined || actual === null) return false;
+			return (typeof actual === 'object' ? JSON.stringify(actual) : String(actual)) === value;
+		});
+	};
+}

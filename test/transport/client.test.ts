@@ -1,6 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
+import { RateLimiter } from '../../nodes/TaskBacklog/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/TaskBacklog/transport/version';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
@@ -126,6 +127,21 @@ describe('client-side rate limit', () => {
 		expect(runs.map((run) => run.error)).toEqual([undefined, undefined]);
 		expect(sent(sim)).toHaveLength(60);
 		expect(sent(sim).filter((request) => request.status === 429)).toHaveLength(0);
+	});
+});
+
+describe('rate limiter', () => {
+	it('a request counts in the window until it has finished, since the server may see it that late', async () => {
+		const limiter = new RateLimiter(2, 200);
+		const started = Date.now();
+		const releases = [await limiter.acquire(), await limiter.acquire()];
+		await new Promise((resolve) => setTimeout(resolve, 150));
+		releases.forEach((release) => release());
+		const finished = Date.now();
+		await limiter.acquire();
+		// The third request waits a window after the first two finished, not after they started.
+		expect(Date.now() - finished).toBeGreaterThanOrEqual(200);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(350);
 	});
 });
 

@@ -64,6 +64,16 @@ const NETWORK_ERROR_CODES = [
 	'EAI_AGAIN',
 	'UND_ERR_SOCKET',
 ];
+/**
+ * What a network failure says once wrapped: n8n 1.x turns it into a NodeApiError whose message is a sentence per
+ * code and drops the cause, so the sentence is all that is left to recognise it by.
+ */
+const NETWORK_ERROR_TEXTS: Array<[RegExp, string]> = [
+	[/socket hang up|closed unexpectedly/i, 'ECONNRESET'],
+	[/timeout of \d+ms exceeded|connection timed out/i, 'ETIMEDOUT'],
+	[/refused the connection/i, 'ECONNREFUSED'],
+	[/connection was aborted/i, 'ECONNABORTED'],
+];
 
 function networkErrorCode(error: unknown): string | undefined {
 	const seen = new Set<unknown>();
@@ -75,8 +85,8 @@ function networkErrorCode(error: unknown): string | undefined {
 		if (typeof message === 'string') {
 			const found = NETWORK_ERROR_CODES.find((known) => message.includes(known));
 			if (found) return found;
-			if (/socket hang up/i.test(message)) return 'ECONNRESET';
-			if (/timeout of \d+ms exceeded/i.test(message)) return 'ETIMEDOUT';
+			const described = NETWORK_ERROR_TEXTS.find(([pattern]) => pattern.test(message));
+			if (described) return described[1];
 		}
 		current = cause;
 	}
@@ -157,7 +167,7 @@ export class BacklogClient {
 		const idempotent = request.idempotent ?? request.method !== 'POST';
 		for (let attempt = 1; ; attempt++) {
 			if (this.authFailure) throw this.authFailure;
-			await limiter.acquire();
+			const release = await limiter.acquire();
 			let response: IN8nHttpFullResponse;
 			try {
 				response = (await this.ctx.helpers.httpRequestWithAuthentication.call(
@@ -177,6 +187,7 @@ export class BacklogClient {
 					},
 				)) as IN8nHttpFullResponse;
 			} catch (error) {
+				release();
 				const code = networkErrorCode(error);
 				const context = { ...request, attempts: attempt, baseUrl };
 				if (!code) {
@@ -194,6 +205,7 @@ export class BacklogClient {
 				await sleep(this.backoffMs(attempt));
 				continue;
 			}
+			release();
 
 			const status = response.statusCode;
 			if (status >= 200 && status < 300) return response.body as T;

@@ -13,7 +13,8 @@ const WINDOW_MARGIN = 1.03;
  * executions in one n8n process that share a base URL and token queue up behind each other instead of racing.
  */
 export class RateLimiter {
-	private readonly sendTimes: number[] = [];
+	/** One entry per request in the window: when it left, or, once it has finished, when it finished. */
+	private readonly slots: Array<{ at: number }> = [];
 
 	private blockedUntil = 0;
 
@@ -30,18 +31,27 @@ export class RateLimiter {
 		this.windowMs = Math.max(1, windowMs) * WINDOW_MARGIN;
 	}
 
-	/** Resolves when the caller may send; the slot is already counted. */
-	async acquire(): Promise<void> {
+	/**
+	 * Resolves when the caller may send; the slot is already counted. Call the returned function when the request has
+	 * finished: the server may have counted it at any moment until then, so its slot moves to the finish time.
+	 */
+	async acquire(): Promise<() => void> {
 		const now = Date.now();
-		while (this.sendTimes.length > 0 && this.sendTimes[0] <= now - this.windowMs) this.sendTimes.shift();
-		let at = Math.max(now, this.blockedUntil);
-		if (this.sendTimes.length >= this.limit) {
-			// The slot frees when the request `limit` places earlier leaves the window.
-			at = Math.max(at, this.sendTimes[this.sendTimes.length - this.limit] + this.windowMs);
+		for (let index = this.slots.length - 1; index >= 0; index--) {
+			if (this.slots[index].at <= now - this.windowMs) this.slots.splice(index, 1);
 		}
-		// `at` never decreases from one call to the next, so sendTimes stays sorted.
-		this.sendTimes.push(at);
+		let at = Math.max(now, this.blockedUntil);
+		if (this.slots.length >= this.limit) {
+			// The slot frees when the request `limit` places earlier leaves the window.
+			const times = this.slots.map((slot) => slot.at).sort((a, b) => a - b);
+			at = Math.max(at, times[times.length - this.limit] + this.windowMs);
+		}
+		const slot = { at };
+		this.slots.push(slot);
 		if (at > now) await sleep(at - now);
+		return () => {
+			slot.at = Math.max(slot.at, Date.now());
+		};
 	}
 
 	/** After a 429 the server's view wins: no request (from any caller) leaves before `until`. */

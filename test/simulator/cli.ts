@@ -15,6 +15,7 @@ const USAGE = `Usage: node .build/test/simulator/cli.js [options]
   --retry-after-rate F   fraction of injected 429/503 that carry Retry-After
   --retry-after S        Retry-After value in seconds (default 1)
   --reset-rate F         fraction of requests whose connection is reset
+  --reset-after-effect-rate F  fraction whose work is done before the connection is reset
   --latency MIN,MAX      added latency range in ms
   --seed N               seed of the fault generator
   --webhook URL          deliver task events to URL, repeatable
@@ -91,6 +92,9 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 				break;
 			case '--reset-rate':
 				faults.resetRate = num(flag, value());
+				break;
+			case '--reset-after-effect-rate':
+				faults.resetAfterEffectRate = num(flag, value());
 				break;
 			case '--latency': {
 				const parts = value().split(',').map((p) => num(flag, p.trim()));

@@ -475,6 +475,16 @@ describe('rate limit and faults', () => {
 		expect(r.status).toBe(429);
 		expect(r.headers['retry-after']).toBe('2');
 	});
+
+	test('a reset after the effect keeps the work but sends no answer; a retried PUT does not duplicate', async () => {
+		const s = await start({ seed: 7, faults: { resetAfterEffectRate: 1, only: (r) => r.method === 'PUT' } });
+		await expect(call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } })).rejects.toThrow();
+		expect(s.requests[0]).toMatchObject({ fault: 'reset-after-effect', status: 0 });
+		expect(s.tasks.size).toBe(1);
+		s.configure({ faults: undefined });
+		expect((await call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } })).status).toBe(200);
+		expect(s.tasks.size).toBe(1);
+	});
 });
 
 describe('webhooks', () => {

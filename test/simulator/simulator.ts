@@ -184,6 +184,12 @@ export interface FaultOptions {
 	retryAfterRate?: number;
 	retryAfterSeconds?: number;
 	resetRate?: number;
+	/**
+	 * Fraction of the requests that got no other fault whose work is done (and kept) before the connection is cut:
+	 * the client never learns it succeeded, the nasty case for duplicates. Drawn (a seventh draw) only when set, so
+	 * seeded runs without it are unchanged.
+	 */
+	resetAfterEffectRate?: number;
 	latencyMs?: [number, number];
 	only?: (req: { method: string; path: string }) => boolean;
 }
@@ -235,7 +241,7 @@ export interface LoggedRequest {
 	at: number;
 	headers: Record<string, string | string[] | undefined>;
 	body?: unknown;
-	/** Injected fault: 'reset', 'error-500' | 'error-502' | 'error-503', 'rate-limit'. */
+	/** Injected fault: 'reset', 'error-500' | 'error-502' | 'error-503', 'rate-limit', 'reset-after-effect'. */
 	fault?: string;
 }
 
@@ -1744,6 +1750,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 				entry.fault = 'rate-limit';
 				throw new HttpError(429, { message: 'Too many requests (simulated)' }, retryAfter);
 			}
+			if (f.resetAfterEffectRate && rng() < f.resetAfterEffectRate) cutAfterEffect = true;
 		}
 		if (bodyError) throw httpError(400, 'Invalid JSON body');
 		const su = req.headers['service-user'];

@@ -19,6 +19,7 @@ module.exports = {
 			testEnvironment: 'node',
 			transform,
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			setupFilesAfterEnv: ['<rootDir>/test/e2e/lib/setup.ts'],
 		},
 	],
 };

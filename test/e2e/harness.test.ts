@@ -6,7 +6,6 @@ import * as path from 'path';
 import { request } from 'undici';
 import {
 	describeVersions,
-	disposeAll,
 	ensureN8n,
 	N8nInstall,
 	N8nMajor,
@@ -33,7 +32,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-	disposeAll(); // jest's sandboxed process never sees 'exit': remove the packed tgz, kill anything left
 	printTimings('harness');
 });
 

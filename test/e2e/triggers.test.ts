@@ -1,0 +1,258 @@
+// Our triggers and webhook examples in a real `n8n start` (both majors), with the simulator in this jest process:
+//  - two-way-sync.json activated: the simulator's signed task.completed webhook reaches the Task Backlog Trigger's
+//    production URL, n8n runs the workflow, and the comment appears on that task in the simulator;
+//  - requests with a bad or missing signature, or a replayed timestamp, get 401 and start nothing;
+//  - create-and-forget.json activated: ticket events POSTed to its Webhook make one task per ticket;
+//  - the Poll Trigger activated with its smallest interval (every minute): a task created after the first
+//    (baseline) poll is emitted by a later poll, and the workflow comments on it;
+//  - the credential test (GET /accounts/me) run by n8n itself through its REST API, with a good and a bad token,
+//    and the node types n8n serves include our nodes and the AI tool variant of Task Backlog.
+import { createHmac } from 'crypto';
+import { request } from 'undici';
+
+import type { N8nMajor, N8nServer } from './lib/n8n';
+import type { Stage } from './lib/backlog';
+import {
+	backlogNode,
+	CREDENTIAL_ID,
+	CREDENTIAL_NAME,
+	credentialData,
+	credentialRef,
+	loadExample,
+	log,
+	PKG,
+	printTimings,
+	setUpStage,
+	timed,
+	TOKEN,
+	waitFor,
+} from './lib/backlog';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/TaskBacklog/transport/uuid';
+
+const POLL_WORKFLOW_ID = 'e2ePollTrigger01';
+const POLL_SOURCE = 'poll-e2e';
+
+function pollWorkflow() {
+	return {
+		id: POLL_WORKFLOW_ID,
+		name: 'e2e: poll trigger comments on new tasks',
+		active: false,
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+		nodes: [
+			{
+				id: '3f0d7f0e-6a51-4e0a-9a4f-0c1d2e3f0001',
+				name: 'New task',
+				type: `${PKG}.taskBacklogPollTrigger`,
+				typeVersion: 1,
+				position: [0, 0],
+				parameters: {
+					pollTimes: { item: [{ mode: 'everyMinute' }] },
+					event: 'newTask',
+					filters: { customFields: { field: [{ name: 'source', value: POLL_SOURCE }] } },
+					options: {},
+				},
+				credentials: credentialRef,
+			},
+			{
+				id: '3f0d7f0e-6a51-4e0a-9a4f-0c1d2e3f0002',
+				position: [240, 0],
+				...backlogNode('Comment', {
+					resource: 'comment',
+					operation: 'create',
+					task: { __rl: true, mode: 'id', value: '={{ $json.uid }}' },
+					text: 'Seen by the poll trigger',
+				}),
+			},
+		],
+		connections: { 'New task': { main: [[{ node: 'Comment', type: 'main', index: 0 }]] } },
+	};
+}
+
+async function http(
+	method: string,
+	url: string,
+	opts: { body?: string | object; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string; json: any; headers: Record<string, string | string[] | undefined> }> {
+	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
+	const res = await request(url, {
+		method: method as 'GET',
+		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
+		body,
+		headersTimeout: 60_000,
+		bodyTimeout: 60_000,
+	});
+	const text = await res.body.text();
+	let json: any;
+	try {
+		json = JSON.parse(text);
+	} catch {
+		json = undefined;
+	}
+	return { status: res.statusCode, text, json, headers: res.headers };
+}
+
+afterAll(() => printTimings('triggers'));
+
+describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (major) => {
+	let stage: Stage;
+	let server: N8nServer;
+	const twoWay = loadExample('two-way-sync.json');
+	const createAndForget = loadExample('create-and-forget.json');
+	const triggerNode = twoWay.nodes.find((node: any) => node.type === `${PKG}.taskBacklogTrigger`);
+	const secret: string = triggerNode.parameters.secret;
+	const triggerPath = `/webhook/${triggerNode.webhookId}/webhook`;
+	const ticketPath = `/webhook/${createAndForget.nodes.find((node: any) => node.type === 'n8n-nodes-base.webhook').parameters.path}`;
+	let pollBaselineAt = 0;
+	let pollTaskUid = '';
+
+	const api = async (method: string, path: string, body?: object) => {
+		const res = await http(method, `${stage.sim.url}${path}`, { body, headers: { authorization: `Bearer ${TOKEN}` } });
+		if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.text}`);
+		return res.json;
+	};
+	const commentsOn = (uid: string) => [...stage.sim.comments.values()].filter((comment) => comment.task_uid === uid);
+
+	beforeAll(async () => {
+		stage = await setUpStage(major);
+		for (const workflow of [twoWay, createAndForget, pollWorkflow()]) {
+			await stage.folder.importWorkflow(workflow);
+			await timed(`n8n ${major}.x activate ${workflow.id}`, () => stage.folder.activate(workflow.id));
+		}
+		server = await timed(`n8n ${major}.x start (ready)`, () => stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }));
+		log(`n8n ${major}.x listening at ${server.baseUrl}`);
+		await timed(`n8n ${major}.x webhooks registered`, async () => {
+			await stage.folder.waitForWebhook(server.baseUrl, triggerPath, 120_000);
+			await stage.folder.waitForWebhook(server.baseUrl, ticketPath, 120_000);
+		});
+		// The service is told where to send its events: the trigger's production URL, signed with the shared secret.
+		stage.sim.configure({ webhooks: [{ url: `${server.baseUrl}${triggerPath}`, secret }] });
+
+		// The poll trigger polls once on activation (its baseline, nothing emitted); a task created after it is new.
+		await timed(`n8n ${major}.x poll trigger baseline poll`, () =>
+			waitFor(
+				'the poll trigger’s first poll',
+				() => stage.sim.requests.some((r) => r.method === 'GET' && r.path === '/tasks' && r.query.source === POLL_SOURCE),
+				120_000,
+			),
+		);
+		pollBaselineAt = Date.now();
+		const created = await api('PUT', '/tasks/5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8d', {
+			fields: { title: 'Created after the baseline poll', source: POLL_SOURCE },
+		});
+		pollTaskUid = created.uid;
+	}, 30 * 60_000);
+
+	afterAll(async () => {
+		if (server) await timed(`n8n ${major}.x stop`, () => server.stop());
+		await stage?.dispose();
+	}, 120_000);
+
+	test('two-way sync: closing a task makes the service send a signed task.completed, and n8n comments on that task', async () => {
+		const task = await api('PUT', '/tasks/1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f', { fields: { title: 'Ticket to close', ticket_id: 'TW-1' } });
+		await api('PATCH', `/tasks/${task.uid}`, { status: 'DONE' });
+		await stage.sim.flushDeliveries();
+		const mine = stage.sim.deliveries.filter((delivery) => (delivery.event as any).data.task.uid === task.uid);
+		expect(mine.map((delivery) => [(delivery.event as any).type, delivery.status])).toEqual([
+			['task.created', 200], // acknowledged and dropped by the trigger's event filter
+			['task.completed', 200],
+		]);
+		const comments = await waitFor('the comment of the two-way-sync workflow', () => commentsOn(task.uid).length > 0 && commentsOn(task.uid), 60_000);
+		expect(comments.map((comment) => comment.text)).toEqual(['Closed in the backlog; ticket updated']);
+		// only task.completed started an execution: still one comment a little later
+		await new Promise((resolve) => setTimeout(resolve, 2000));
+		expect(commentsOn(task.uid)).toHaveLength(1);
+	}, 3 * 60_000);
+
+	test('the trigger answers 401 to a bad signature, a missing signature and a replayed timestamp, and starts nothing', async () => {
+		const task = [...stage.sim.tasks.values()][0];
+		const body = JSON.stringify({ type: 'task.completed', data: { task }, info: {}, sentAt: new Date().toISOString() });
+		const now = String(Math.floor(Date.now() / 1000));
+		const sign = (raw: string) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
+		const post = (headers: Record<string, string>) => http('POST', `${server.baseUrl}${triggerPath}`, { body, headers });
+		const commentsBefore = stage.sim.comments.size;
+
+		const badSignature = await post({ 'x-backlog-signature': `sha256=${'0'.repeat(64)}`, 'x-backlog-timestamp': now });
+		const wrongSecret = await post({ 'x-backlog-signature': `sha256=${createHmac('sha256', 'not-the-secret').update(body).digest('hex')}`, 'x-backlog-timestamp': now });
+		const missing = await post({ 'x-backlog-timestamp': now });
+		const replayed = await post({ 'x-backlog-signature': sign(body), 'x-backlog-timestamp': String(Math.floor(Date.now() / 1000) - 3600) });
+		expect([badSignature.status, wrongSecret.status, missing.status, replayed.status]).toEqual([401, 401, 401, 401]);
+		expect(badSignature.json).toEqual({ received: false, error: 'Unauthorized' });
+
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		expect(stage.sim.comments.size).toBe(commentsBefore);
+		expect(server.logs()).toMatch(/Task Backlog Trigger rejected a request/);
+	}, 3 * 60_000);
+
+	test('create-and-forget: the same ticket event delivered twice makes one task, updated to the latest values', async () => {
+		const event = { ticket_id: 'EV-77', subject: 'Website down', url: 'https://tickets.example.com/77' };
+		const first = await http('POST', `${server.baseUrl}${ticketPath}`, { body: event });
+		expect(first.status).toBe(200);
+		const uid = uuidV5('EV-77', DEFAULT_EXTERNAL_ID_NAMESPACE); // the uid the node derives from the ticket id
+		await waitFor('the task of the first event', () => stage.sim.tasks.get(uid), 60_000);
+		const second = await http('POST', `${server.baseUrl}${ticketPath}`, { body: { ...event, subject: 'Website down (EU only)' } });
+		expect(second.status).toBe(200);
+		const task = await waitFor(
+			'the task updated by the second event',
+			() => stage.sim.tasks.get(uid)?.fields.title === 'Website down (EU only)' && stage.sim.tasks.get(uid),
+			60_000,
+		);
+		expect(task.fields).toMatchObject({ ticket_id: 'EV-77', url: 'https://tickets.example.com/77', source: 'events' });
+		expect([...stage.sim.tasks.values()].filter((t) => t.fields.ticket_id === 'EV-77')).toHaveLength(1);
+	}, 3 * 60_000);
+
+	test('n8n runs the credential test (GET /accounts/me): OK with the right token, a clear failure with a bad one', async () => {
+		const owner = await http('POST', `${server.baseUrl}/rest/owner/setup`, {
+			body: { email: 'owner@example.com', firstName: 'E2E', lastName: 'Owner', password: 'E2e-owner-passw0rd' },
+		});
+		expect(owner.status).toBe(200);
+		const cookie = String(([] as string[]).concat(owner.headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
+		expect(cookie).toMatch(/^n8n-auth=/);
+		const testCredential = (token: string) =>
+			http('POST', `${server.baseUrl}/rest/credentials/test`, {
+				headers: { cookie },
+				// the stored credential (2.x requires its id), with the token as typed in the editor
+				body: { credentials: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME, type: 'taskBacklogApi', data: credentialData(stage.sim, token) } },
+			});
+		const since = Date.now();
+		const good = await testCredential(TOKEN);
+		const bad = await testCredential('not-a-valid-token');
+		log(`n8n ${major}.x credential test answers: good ${good.text}; bad ${bad.text}`);
+		expect(good.status).toBe(200);
+		expect(good.json.data).toMatchObject({ status: 'OK' });
+		expect(bad.status).toBe(200);
+		expect(bad.json.data.status).toBe('Error');
+		if (major === 2) {
+			// the credential's own rule for a 401
+			expect(bad.json.data.message).toMatch(/rejected the API token \(401\)\. Check the token/);
+		} else {
+			// n8n 1.123's credential tester applies responseCode rules only to errors carrying cause.response, which
+			// the error of its own request helper does not: it shows n8n's generic 401 text instead of the rule's.
+			expect(bad.json.data.message).toBe('Authorization failed - please check your credentials');
+		}
+		expect(bad.text).not.toContain('not-a-valid-token');
+		const me = stage.sim.requests.filter((r) => r.path === '/accounts/me' && r.at >= since);
+		expect(me.map((r) => r.status)).toEqual(expect.arrayContaining([200, 401]));
+
+		// The node types n8n serves to its editor: our three nodes, and Task Backlog as an AI tool.
+		const types = await http('GET', `${server.baseUrl}/types/nodes.json`, { headers: { cookie } });
+		expect(types.status).toBe(200);
+		const byName = new Map<string, any>((types.json as any[]).map((type) => [type.name, type]));
+		for (const name of ['taskBacklog', 'taskBacklogTrigger', 'taskBacklogPollTrigger', 'taskBacklogTool']) {
+			expect(byName.has(`${PKG}.${name}`)).toBe(true);
+		}
+		expect(byName.get(`${PKG}.taskBacklogTool`).outputs).toEqual(['ai_tool']);
+	}, 3 * 60_000);
+
+	test('the Poll Trigger, active with its smallest interval (every minute), emits a task created after its baseline poll', async () => {
+		// The task was created in beforeAll, right after the activation's baseline poll; the next poll is at most a
+		// minute after activation.
+		const comments = await timed(`n8n ${major}.x poll trigger emitted (after the baseline)`, () =>
+			waitFor('the comment of the poll workflow', () => commentsOn(pollTaskUid).length > 0 && commentsOn(pollTaskUid), 100_000, 500),
+		);
+		log(`n8n ${major}.x poll trigger emitted ${((Date.now() - pollBaselineAt) / 1000).toFixed(0)} s after the baseline poll`);
+		expect(comments.map((comment) => comment.text)).toEqual(['Seen by the poll trigger']);
+		const polls = stage.sim.requests.filter((r) => r.method === 'GET' && r.path === '/tasks' && r.query.source === POLL_SOURCE);
+		expect(polls.length).toBeGreaterThanOrEqual(2);
+	}, 3 * 60_000);
+});

@@ -12,7 +12,7 @@ import { countRequests, startSimulator, type Simulator, type SimulatorOptions, t
 interface Reply {
 	status: number;
 	headers: Record<string, string | string[] | undefined>;
-	json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+	json: any;
 }
 
 interface CallOptions {

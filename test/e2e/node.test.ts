@@ -24,6 +24,23 @@ const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 const CREATED_UID = '7a0f8a52-3c1e-4f5b-9e2d-0c6b1a2f3e41';
 const WRITE = /^(PUT|PATCH|POST|DELETE)$/;
 
+/** Three open tickets, then Sync Backlog of the source `e2e-sync` (S-0 of that source is no longer open). */
+const syncBranch = (name: string, parameters: Record<string, unknown> = {}) => [
+	codeNode('Tickets', [
+		{ id: 'S-1', subject: 'Sync one' },
+		{ id: 'S-2', subject: 'Sync two' },
+		{ id: 'S-3', subject: 'Sync three' },
+	]),
+	backlogNode(name, {
+		resource: 'task',
+		operation: 'syncBacklog',
+		externalId: '={{ $json.id }}',
+		title: '={{ $json.subject }}',
+		sourceValue: 'e2e-sync',
+		...parameters,
+	}),
+];
+
 afterAll(() => printTimings('node'));
 
 describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major) => {
@@ -198,21 +215,7 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 						returnAll: true,
 					}),
 				],
-				[
-					codeNode('Tickets', [
-						{ id: 'S-1', subject: 'Sync one' },
-						{ id: 'S-2', subject: 'Sync two' },
-						{ id: 'S-3', subject: 'Sync three' },
-					]),
-					backlogNode('Sync dry run', {
-						resource: 'task',
-						operation: 'syncBacklog',
-						externalId: '={{ $json.id }}',
-						title: '={{ $json.subject }}',
-						sourceValue: 'e2e-sync',
-						dryRun: true,
-					}),
-				],
+				syncBranch('Sync dry run', { dryRun: true }),
 			);
 			try {
 				result = await run(workflow);
@@ -252,20 +255,7 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 		});
 
 		test('Sync Backlog (not dry) does what the dry run announced: 3 created, the stale task closed', async () => {
-			const workflow = manualWorkflow(wid('Sync'), 'e2e: sync', [
-				codeNode('Tickets', [
-					{ id: 'S-1', subject: 'Sync one' },
-					{ id: 'S-2', subject: 'Sync two' },
-					{ id: 'S-3', subject: 'Sync three' },
-				]),
-				backlogNode('Sync', {
-					resource: 'task',
-					operation: 'syncBacklog',
-					externalId: '={{ $json.id }}',
-					title: '={{ $json.subject }}',
-					sourceValue: 'e2e-sync',
-				}),
-			]);
+			const workflow = manualWorkflow(wid('Sync'), 'e2e: sync', syncBranch('Sync'));
 			const synced = await run(workflow);
 			expect(nodeOutput(synced.run, 'Sync').map((row) => [row.action, row.external_id, row.dry_run])).toEqual(
 				nodeOutput(result.run, 'Sync dry run').map((row) => [row.action, row.external_id, false]),

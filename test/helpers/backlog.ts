@@ -24,6 +24,8 @@ export async function runBacklog(
 		items?: IDataObject[];
 		continueOnFail?: boolean;
 		credentials?: IDataObject;
+		/** Same id = a repeat of the same execution (Retry On Fail); default a new id per run. */
+		executionId?: string;
 	} = {},
 ): Promise<BacklogRun> {
 	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
@@ -37,6 +39,7 @@ export async function runBacklog(
 		},
 		credentialType: new TaskBacklogApi(),
 		continueOnFail: options.continueOnFail,
+		executionId: options.executionId,
 	});
 	const items = result.output[0] ?? [];
 	return { items, json: items.map((item) => item.json), error: result.error };
@@ -52,3 +55,8 @@ export function sent(sim: Simulator, method?: string, path?: RegExp | string) {
 }
 
 export const byId = (uid: string) => ({ __rl: true, mode: 'id', value: uid });
+
+/** Requests that write: everything but GET and POST /tasks/query (the bulk reads before a write). */
+export function writesSent(sim: Simulator) {
+	return sim.requests.filter((request) => request.method !== 'GET' && request.path !== '/tasks/query');
+}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'crypto';
 /**
  * In-process harness: runs one node through n8n-core's real execution engine.
  *
@@ -90,6 +91,8 @@ export interface RunNodeOptions {
 	globalStaticData?: IDataObject;
 	/** Execution mode. Default `manual`. */
 	mode?: WorkflowExecuteMode;
+	/** Execution id; default a new one per run, as n8n gives every execution its own. Pass the same to replay one. */
+	executionId?: string;
 }
 
 export interface RunNodeResult {
@@ -401,11 +404,12 @@ function useLegacyExpressionEngine() {
 function buildAdditionalData(
 	credentialsHelper: ICredentialsHelper,
 	hooks: ExecutionLifecycleHooks | undefined,
+	executionId: string,
 ): IWorkflowExecuteAdditionalData {
 	const additionalData: Partial<IWorkflowExecuteAdditionalData> = {
 		credentialsHelper,
 		hooks,
-		executionId: 'harness-execution',
+		executionId,
 		currentNodeExecutionIndex: 0,
 		restApiUrl: 'http://localhost:5678/rest',
 		instanceBaseUrl: 'http://localhost:5678/',
@@ -517,13 +521,14 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 		connections: workflow.connectionsBySourceNode,
 		settings: { executionOrder: 'v1' },
 	};
-	const hooks = new ExecutionLifecycleHooks(mode, 'harness-execution', workflowData);
+	const executionId = options.executionId ?? `harness-${randomUUID()}`;
+	const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData);
 	let resolveDone: (run: IRun) => void = () => {};
 	const done = new Promise<IRun>((resolve) => (resolveDone = resolve));
 	hooks.addHandler('workflowExecuteAfter', (fullRunData) => resolveDone(fullRunData));
 
 	const credentialsHelper = new TestCredentialsHelper(credentialTypes, credentialData);
-	const additionalData = buildAdditionalData(credentialsHelper, hooks);
+	const additionalData = buildAdditionalData(credentialsHelper, hooks, executionId);
 
 	const runExecutionData = createRunExecutionData({
 		executionData: {
@@ -619,7 +624,7 @@ export async function testCredential(
 		active: false,
 		nodeTypes: new HarnessNodeTypes({ [tempTypeName]: tempNodeType }),
 	});
-	const additionalData = buildAdditionalData(credentialsHelper, undefined);
+	const additionalData = buildAdditionalData(credentialsHelper, undefined, 'harness-credential-test');
 	const mode: WorkflowExecuteMode = 'internal';
 	const credentialsDecrypted: ICredentialsDecrypted = {
 		id: CREDENTIAL_ID,

@@ -52,10 +52,13 @@ describe('Task > Sync Backlog', () => {
 		expect(['3', '5'].map(status)).toEqual(['DONE', 'DONE']);
 		expect(sim.tasks.get(uidOf('4'))!.fields.title).toBe('Ticket 4 (renamed)');
 		expect([...sim.tasks.values()].find((task) => task.fields.source === 'crm')!.status).toBe('TODO');
-		// One read of the source (a page of 10 covers it), one upsert batch, one close batch.
+		// One read of the source (a page of 10 covers it); the new ticket's uid read (not archived, archived) before
+		// it is created; the update and the closes in one PATCH batch (an existing task is never PUT).
 		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual([
 			'GET /tasks',
-			'PUT /tasks/batch',
+			'POST /tasks/query',
+			'POST /tasks/query',
+			`PUT /tasks/${uidOf('6')}`,
 			'PATCH /tasks/batch',
 		]);
 	});

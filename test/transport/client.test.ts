@@ -3,7 +3,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { RateLimiter } from '../../nodes/TaskBacklog/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/TaskBacklog/transport/version';
-import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { TOKEN, byId, runBacklog, sent, writesSent } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';
@@ -80,7 +80,7 @@ describe('retries (spec section 7)', () => {
 			additionalFields: { parent_uid: uid },
 			requestOptions: { batching: false },
 		});
-		expect(sent(sim)).toHaveLength(1);
+		expect(writesSent(sim)).toHaveLength(1);
 		expect((run.error as NodeApiError).httpCode).toBe('422');
 		expect(run.error!.message).toMatch(/parent_uid/);
 	});

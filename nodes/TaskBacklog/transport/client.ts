@@ -129,7 +129,7 @@ export class BacklogClient {
 	private authFailure?: NodeApiError;
 
 	constructor(
-		private readonly ctx: BacklogContext,
+		readonly ctx: BacklogContext,
 		readonly retry: RetryPolicy = DEFAULT_RETRY_POLICY,
 	) {}
 

@@ -1,14 +1,15 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from './client';
 import { responseBody } from './errors';
+import { readTasksByUid } from './queryTasks';
 
 /**
  * One task write requested by one input item.
- * - `create`: a new task with a client-chosen uid (so a retry can never make a second one);
- * - `upsert`: the task ends with these values whether it existed or not;
- * - `patch`: only the given keys change on an existing task.
+ * - `create`: a new task with a client-chosen uid (so a retry can never make a second one); a taken uid is an error;
+ * - `upsert`: the task ends with these values whether it existed or not, its other custom fields kept;
+ * - `patch`: only the given keys (and custom fields) change on an existing task.
  */
 export interface TaskWrite {
 	mode: 'create' | 'upsert' | 'patch';
@@ -22,6 +23,10 @@ export type WriteResult = { task: IDataObject } | { error: Error };
 export interface WriteOptions {
 	/** Items per request to /tasks/batch; 1 sends each write to /tasks/{uid}. */
 	batchSize: number;
+	/** Send nothing more after a batch failed (the node stops at the first error without Continue On Fail). */
+	stopOnError?: boolean;
+	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. */
+	known?: Map<string, IDataObject>;
 }
 
 function sameValue(actual: unknown, wanted: unknown): boolean {
@@ -51,19 +56,66 @@ export function hasValues(task: IDataObject, body: IDataObject): boolean {
 	});
 }
 
-async function writeOne(client: BacklogClient, write: TaskWrite): Promise<IDataObject> {
+type Method = 'PUT' | 'PATCH';
+
+/** One request's worth of work: the body to send for a uid, and the writes (input items) it answers. */
+interface Planned {
+	method: Method;
+	uid: string;
+	body: IDataObject;
+	itemIndex: number;
+	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
+	ifExisted?: 'patch' | 'fail';
+}
+
+/** Later values win; custom fields are merged key by key, as applying the writes one after the other would. */
+function mergeBodies(earlier: IDataObject, later: IDataObject): IDataObject {
+	const merged: IDataObject = { ...earlier, ...later };
+	if (earlier.fields || later.fields) {
+		merged.fields = { ...((earlier.fields ?? {}) as IDataObject), ...((later.fields ?? {}) as IDataObject) };
+	}
+	return merged;
+}
+
+/** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
+function withCurrentFields(current: IDataObject, body: IDataObject): IDataObject {
+	if (!body.fields) return body;
+	return { ...body, fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) } };
+}
+
+function takenError(client: BacklogClient, uid: string, current: IDataObject, itemIndex: number): Error {
+	const title = ((current.fields ?? {}) as IDataObject).title;
+	return new NodeOperationError(
+		client.ctx.getNode(),
+		`Item ${itemIndex}: a task with UID ${uid}${typeof title === 'string' ? ` ("${title}")` : ''} already exists; Create never changes an existing task`,
+		{ itemIndex, description: 'Use Create or Update to change it, or leave the UID empty to create a new task.' },
+	);
+}
+
+/** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
+const acceptedBatchSize = new WeakMap<BacklogClient, number>();
+
+/**
+ * Whether an error says the batch was too long, and the size to try next: a 413, or a 422 about the `items` list
+ * itself ("ensure this value has at most 50 items") rather than about one of its items.
+ */
+function tooLarge(error: unknown, count: number): number | undefined {
+	if (!(error instanceof NodeApiError)) return undefined;
+	const body = responseBody(error);
+	const text = `${error.message} ${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
+	const aboutItems = /at most \d+ items|too (many|large|long)|max(imum)?[^"]*items|batch size/i.test(text);
+	if (error.httpCode !== '413' && !(error.httpCode === '422' && aboutItems && failingItems(error, count).size === 0)) {
+		return undefined;
+	}
+	const stated = Number(/at most (\d+)/i.exec(text)?.[1]);
+	const next = Number.isInteger(stated) && stated >= 1 && stated < count ? stated : Math.floor(count / 2);
+	return Math.max(1, next);
+}
+
+async function sendOne(client: BacklogClient, write: Planned): Promise<IDataObject> {
 	const path = `/tasks/${write.uid}`;
-	const { itemIndex } = write;
-	if (write.mode === 'patch') {
-		return await client.request({ method: 'PATCH', path, body: write.body, itemIndex });
-	}
-	const body = { ...write.body, uid: write.uid };
-	const task = await client.request<IDataObject>({ method: 'PUT', path, body, itemIndex });
-	// PUT /tasks/{uid} leaves an existing task as it was (spec 4.2 rule 1): bring it to the wanted values.
-	if (write.mode === 'upsert' && !hasValues(task, write.body)) {
-		return await client.request({ method: 'PATCH', path, body: write.body, itemIndex });
-	}
-	return task;
+	const body = write.method === 'PUT' ? { ...write.body, uid: write.uid } : write.body;
+	return await client.request<IDataObject>({ method: write.method, path, body, itemIndex: write.itemIndex });
 }
 
 /** Indexes of the batch items a 422 names, e.g. `loc: ["body", "items", 3, "fields", "title"]`. */
@@ -90,45 +142,42 @@ function isStatus(error: unknown, status: number): boolean {
 /**
  * Sends one batch. A batch is written whole or not at all, so when the service rejects it (422) the items it
  * names are failed and the others are sent again; when it names none, the batch is halved until each item
- * gets its own answer. Any other failure fails every item of the batch: none is reported as done.
+ * gets its own answer. A batch refused for its length is answered with the size to retry with. Any other
+ * failure fails every item of the batch: none is reported as done.
  */
-async function writeBatch(client: BacklogClient, writes: TaskWrite[]): Promise<WriteResult[]> {
+async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<WriteResult[] | { retryWith: number }> {
 	if (writes.length === 1) {
 		try {
-			return [{ task: await writeOne(client, writes[0]) }];
+			return [{ task: await sendOne(client, writes[0]) }];
 		} catch (error) {
-			return [{ error }];
+			return [{ error: error as Error }];
 		}
 	}
-	const method = writes[0].mode === 'patch' ? 'PATCH' : 'PUT';
 	const items = writes.map((write) => ({ ...write.body, uid: write.uid }));
 	try {
 		const response = await client.request<{ items?: IDataObject[] }>({
-			method,
+			method: writes[0].method,
 			path: '/tasks/batch',
 			body: { items },
 			itemIndex: writes[0].itemIndex,
 		});
 		const returned = Array.isArray(response?.items) ? response.items : [];
-		const byUid = new Map(returned.map((task) => [String(task.uid), task]));
+		const byUid = new Map(returned.map((task) => [String(task.uid).toLowerCase(), task]));
 		return writes.map((write, position) => {
 			const task = byUid.get(write.uid) ?? returned[position];
-			return task
-				? { task }
-				: { error: new Error(`The batch response did not include task ${write.uid}`) };
+			return task ? { task } : { error: new Error(`The batch response did not include task ${write.uid}`) };
 		});
 	} catch (error) {
-		if (!isStatus(error, 422)) return writes.map(() => ({ error }));
-		const failing = failingItems(error, writes.length);
+		const retryWith = tooLarge(error, writes.length);
+		if (retryWith !== undefined) return { retryWith };
+		if (!isStatus(error, 422)) return writes.map(() => ({ error: error as Error }));
+		const failing = failingItems(error as Error, writes.length);
 		if (failing.size === 0) {
 			const half = Math.ceil(writes.length / 2);
-			return [
-				...(await writeBatch(client, writes.slice(0, half))),
-				...(await writeBatch(client, writes.slice(half))),
-			];
+			return [...(await writeAll(client, writes.slice(0, half), half, false)), ...(await writeAll(client, writes.slice(half), half, false))];
 		}
 		const rest = writes.filter((_, index) => !failing.has(index));
-		const restResults = rest.length > 0 ? await writeBatch(client, rest) : [];
+		const restResults = rest.length > 0 ? await writeAll(client, rest, rest.length, false) : [];
 		let next = 0;
 		return writes.map((write, index) => {
 			const reason = failing.get(index);
@@ -148,16 +197,98 @@ async function writeBatch(client: BacklogClient, writes: TaskWrite[]): Promise<W
 	}
 }
 
-/** Writes tasks in groups of `batchSize` through /tasks/batch, answering for each write in input order. */
-export async function writeTasks(
-	client: BacklogClient,
-	writes: TaskWrite[],
-	options: WriteOptions,
-): Promise<WriteResult[]> {
+/**
+ * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
+ * accepted, learned for the rest of the run). With `stopOnError`, nothing is sent after a batch that failed.
+ */
+async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, stopOnError: boolean): Promise<WriteResult[]> {
 	const results: WriteResult[] = [];
-	const size = Math.max(1, Math.floor(options.batchSize));
-	for (let start = 0; start < writes.length; start += size) {
-		results.push(...(await writeBatch(client, writes.slice(start, start + size))));
+	while (results.length < writes.length) {
+		if (stopOnError && results.some((result) => 'error' in result)) {
+			const reason = new Error('Not sent: an earlier batch of this node failed');
+			while (results.length < writes.length) results.push({ error: reason });
+			break;
+		}
+		const size = Math.max(1, Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity));
+		const outcome = await writeBatch(client, writes.slice(results.length, results.length + size));
+		if ('retryWith' in outcome) {
+			acceptedBatchSize.set(client, outcome.retryWith);
+			continue;
+		}
+		results.push(...outcome);
+	}
+	return results;
+}
+
+/**
+ * Writes tasks through /tasks/batch (or /tasks/{uid} for one), answering for each write in input order.
+ *
+ * The spec leaves open whether a PUT on an existing uid is a no-op or replaces, whether PATCH replaces `fields` or
+ * merges it, and what a create with a taken uid does. So whatever the server's reading: the current tasks are read
+ * in bulk first; an existing task is only ever PATCHed, with its custom fields merged on our side; a PUT only
+ * creates; Create refuses a taken uid (unless the task already holds exactly its values: our own earlier attempt).
+ * The same uid twice in one input is one write with the later values winning.
+ */
+export async function writeTasks(client: BacklogClient, writes: TaskWrite[], options: WriteOptions): Promise<WriteResult[]> {
+	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
+	writes.forEach((write, position) => {
+		const group = groups.get(write.uid);
+		if (!group) groups.set(write.uid, { write: { ...write }, positions: [position] });
+		else {
+			group.write = { ...write, body: mergeBodies(group.write.body, write.body) };
+			group.positions.push(position);
+		}
+	});
+	const unique = [...groups.values()].map(({ write }) => write);
+	const needsRead = unique.filter((write) => write.mode !== 'patch' || write.body.fields).map((write) => write.uid);
+	const known = options.known ?? new Map<string, IDataObject>();
+	const toRead = needsRead.filter((uid) => !known.has(uid));
+	const current = new Map(known);
+	if (toRead.length > 0) {
+		for (const [uid, task] of await readTasksByUid(client, toRead, unique[0]?.itemIndex)) current.set(uid, task);
+	}
+
+	const outcome = new Map<string, WriteResult>();
+	const puts: Planned[] = [];
+	const patches: Planned[] = [];
+	for (const write of unique) {
+		const task = current.get(write.uid);
+		const { uid, body, itemIndex } = write;
+		if (write.mode === 'patch') {
+			patches.push({ method: 'PATCH', uid, body: task ? withCurrentFields(task, body) : body, itemIndex });
+		} else if (!task) {
+			puts.push({ method: 'PUT', uid, body, itemIndex, ifExisted: write.mode === 'create' ? 'fail' : 'patch' });
+		} else if (hasValues(task, body)) {
+			// Nothing to change (for Create: our own earlier attempt landed, e.g. before a retry).
+			outcome.set(uid, { task });
+		} else if (write.mode === 'create') {
+			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
+		} else {
+			patches.push({ method: 'PATCH', uid, body: withCurrentFields(task, body), itemIndex });
+		}
+	}
+
+	const stopOnError = options.stopOnError === true;
+	const putResults = await writeAll(client, puts, options.batchSize, stopOnError);
+	const afterPut: Planned[] = [];
+	puts.forEach((put, index) => {
+		const result = putResults[index];
+		if ('task' in result && !hasValues(result.task, put.body)) {
+			// Created by someone else between our read and our PUT, and the server kept its values.
+			if (put.ifExisted === 'fail') outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
+			else afterPut.push({ ...put, method: 'PATCH', body: withCurrentFields(result.task, put.body) });
+		} else outcome.set(put.uid, result);
+	});
+	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);
+	const patchList = [...patches, ...afterPut];
+	const patchResults = failedAlready
+		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
+		: await writeAll(client, patchList, options.batchSize, stopOnError);
+	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
+
+	const results: WriteResult[] = new Array(writes.length);
+	for (const { write, positions } of groups.values()) {
+		for (const position of positions) results[position] = outcome.get(write.uid) ?? { error: new Error(`Task ${write.uid} was not written`) };
 	}
 	return results;
 }

@@ -33,7 +33,7 @@ export async function writeEachItem(
 		}
 	}
 	const writes = prepared.filter((entry): entry is TaskWrite => !(entry instanceof Error));
-	const written = await writeTasks(client, writes, { batchSize: batchSize(ctx) });
+	const written = await writeTasks(client, writes, { batchSize: batchSize(ctx), stopOnError: !ctx.continueOnFail() });
 	let next = 0;
 	return prepared.map((entry) => {
 		if (entry instanceof Error) return entry;

@@ -89,7 +89,7 @@ export const description: INodeProperties[] = [
 	},
 ];
 
-type Action = 'create' | 'update' | 'reopen' | 'unchanged' | 'close';
+type Action = 'create' | 'update' | 'reopen' | 'unchanged' | 'close' | 'duplicate';
 
 interface Step {
 	action: Action;
@@ -97,6 +97,8 @@ interface Step {
 	externalId?: string;
 	itemIndex?: number;
 	body: IDataObject;
+	/** For a duplicate: the later input item whose values were applied instead. */
+	supersededBy?: number;
 }
 
 function readTicket(ctx: IExecuteFunctions, itemIndex: number, source: { field: string; value: string }, options: IDataObject) {
@@ -111,7 +113,8 @@ function readTicket(ctx: IExecuteFunctions, itemIndex: number, source: { field: 
 
 /**
  * The spec's "custom integration" done inside n8n: upsert every ticket (batched), close what is gone.
- * Every input item must be valid: skipping a bad one would close its task.
+ * Every input item must be valid, even with Continue On Fail: skipping a bad one would close its task.
+ * The same external ID twice: the later item's values are applied, and the earlier item's row says so.
  */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
 	const options = this.getNodeParameter('syncOptions', 0, {}) as IDataObject;
@@ -120,17 +123,24 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		value: String(this.getNodeParameter('sourceValue', 0, '')).trim(),
 	};
 	if (!source.value) throw invalidParameter(this, 0, 'Source Value', 'is empty; it marks which tasks this sync may close');
-	const tickets = new Map(itemIndexes.map((itemIndex) => {
+	const tickets = new Map<string, ReturnType<typeof readTicket> & { itemIndex: number }>();
+	const duplicates: Step[] = [];
+	for (const itemIndex of itemIndexes) {
 		const ticket = readTicket(this, itemIndex, source, options);
-		return [ticket.uid, { ...ticket, itemIndex }];
-	}));
+		const earlier = tickets.get(ticket.uid);
+		if (earlier) {
+			duplicates.push({ action: 'duplicate', uid: ticket.uid, externalId: earlier.externalId, itemIndex: earlier.itemIndex, body: {}, supersededBy: itemIndex });
+			tickets.delete(ticket.uid);
+		}
+		tickets.set(ticket.uid, { ...ticket, itemIndex });
+	}
 
 	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
 	const existing = (await client.list({ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } }, PAGE_SIZE))
 		.filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
-	const existingByUid = new Map(existing.map((task) => [String(task.uid), task]));
+	const existingByUid = new Map(existing.map((task) => [String(task.uid).toLowerCase(), task]));
 
-	const steps: Step[] = [];
+	const steps: Step[] = [...duplicates];
 	for (const { uid, externalId, fields, itemIndex } of tickets.values()) {
 		const task = existingByUid.get(uid);
 		const body: IDataObject = { fields };
@@ -142,36 +152,44 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		steps.push({ action, uid, externalId, itemIndex, body });
 	}
 	for (const task of existing) {
-		if (task.status !== 'DONE' && !tickets.has(String(task.uid))) {
+		if (task.status !== 'DONE' && !tickets.has(String(task.uid).toLowerCase())) {
 			const fields = (task.fields ?? {}) as IDataObject;
 			const externalId = fields[String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD)] as string | undefined;
-			steps.push({ action: 'close', uid: String(task.uid), externalId, body: { status: 'DONE' } });
+			steps.push({ action: 'close', uid: String(task.uid).toLowerCase(), externalId, body: { status: 'DONE' } });
 		}
 	}
 
 	const dryRun = this.getNodeParameter('dryRun', 0, false) as boolean;
 	const written = new Map<string, IDataObject | Error>();
 	if (!dryRun) {
-		const size = batchSize(this);
-		const upserts: TaskWrite[] = steps
-			.filter((step) => step.action === 'create' || step.action === 'update' || step.action === 'reopen')
-			.map((step) => ({ mode: 'upsert', uid: step.uid, body: step.body, itemIndex: step.itemIndex ?? 0 }));
-		const closes: TaskWrite[] = steps
-			.filter((step) => step.action === 'close')
-			.map((step) => ({ mode: 'patch', uid: step.uid, body: step.body, itemIndex: 0 }));
-		for (const writes of [upserts, closes]) {
-			const results = await writeTasks(client, writes, { batchSize: size });
-			writes.forEach((write, index) => {
-				const result = results[index];
-				written.set(write.uid, 'task' in result ? result.task : result.error);
-			});
-		}
+		const writeOptions = { batchSize: batchSize(this), stopOnError: !this.continueOnFail(), known: existingByUid };
+		// A task in the listing is PATCHed with its other custom fields kept; one not in it is read first (it may
+		// exist without this source, or archived) and then PATCHed or created. Updates and closes share batches.
+		const writes: TaskWrite[] = steps
+			.filter((step) => step.action !== 'unchanged' && step.action !== 'duplicate')
+			.map((step) => ({
+				mode: step.action === 'close' ? 'patch' : 'upsert',
+				uid: step.uid,
+				body: step.body,
+				itemIndex: step.itemIndex ?? 0,
+			}));
+		const results = await writeTasks(client, writes, writeOptions);
+		writes.forEach((write, index) => {
+			const result = results[index];
+			written.set(write.uid, 'task' in result ? result.task : result.error);
+		});
 	}
 
 	const output: INodeExecutionData[] = [];
 	for (const step of steps) {
-		const result = written.get(step.uid);
 		const json: IDataObject = { action: step.action, uid: step.uid, external_id: step.externalId, dry_run: dryRun };
+		if (step.action === 'duplicate') {
+			json.superseded_by_item = step.supersededBy;
+			json.note = `The same external ID is also in input item ${step.supersededBy}; that later item's values were applied`;
+			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
+			continue;
+		}
+		const result = written.get(step.uid);
 		if (result instanceof Error) {
 			if (!this.continueOnFail()) {
 				throw new NodeOperationError(this.getNode(), result, { itemIndex: step.itemIndex ?? 0 });
@@ -182,6 +200,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		} else if (!dryRun) {
 			json.task = existingByUid.get(step.uid);
 		}
+		// A closed task has no input item of its own: it is paired with the first item, whose Source Value decided it.
 		output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
 	}
 	return output;

@@ -24,13 +24,13 @@ export const description: INodeProperties[] = [
 		default: false,
 		displayOptions: showFor('task', 'update'),
 		description:
-			'Whether to read the task first and send its other custom fields along, for servers that replace the whole fields object on update (costs one more request per item)',
+			'Other custom fields are always kept now: the node reads the tasks in bulk before writing and sends their other custom fields along, whichever way the server treats fields. This option no longer changes anything; it stays for saved workflows.',
 	},
 ];
 
-/** PATCH with only the given keys. */
+/** PATCH with only the given keys; the transport keeps the task's other custom fields (read in bulk first). */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
-	return await writeEachItem(this, client, itemIndexes, async (itemIndex) => {
+	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
 		const uid = taskUid(this, itemIndex);
 		const { title, url, ...properties } = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 		const body = readTaskProperties(this, itemIndex, properties);
@@ -39,10 +39,6 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		if (Object.keys(fields).length > 0) body.fields = fields;
 		if (Object.keys(body).length === 0) {
 			throw invalidParameter(this, itemIndex, 'Update Fields', 'are empty: add at least one field to change');
-		}
-		if (body.fields && this.getNodeParameter('mergeFields', itemIndex, false)) {
-			const current = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, itemIndex });
-			body.fields = { ...((current.fields ?? {}) as IDataObject), ...fields };
 		}
 		return { mode: 'patch', uid, body };
 	});

@@ -1,5 +1,6 @@
 // Runs the simulator as a standalone process: `npm run simulator -- --port 8080 --rpm 60`.
 // Prints the base URL on stdout (first line, alone, so scripts can read it) and stops on SIGINT/SIGTERM.
+import { PROFILES, READING_NAMES, READING_VALUES, parseReadingAssignment, type Profile, type Readings } from './readings';
 import { startSimulator, type SimulatorOptions, type WebhookTarget } from './simulator';
 
 const USAGE = `Usage: node .build/test/simulator/cli.js [options]
@@ -9,7 +10,15 @@ const USAGE = `Usage: node .build/test/simulator/cli.js [options]
   --window-ms N          rate-limit window length in ms (default 60000)
   --retry-after-on-limit send Retry-After with the window limiter's 429
   --max-page-size N      largest page size (default 100)
-  --max-batch-size N     largest batch (default 1000)
+  --max-batch-size N     largest batch (default 1000; 50 under --profile strict)
+  --profile P            how to read the spec's open points: lenient (default, the friendly reading of each)
+                         or strict (the unfriendly one)
+  --reading NAME=VALUE   set one reading, overriding the profile; repeatable. Readings and values:
+${READING_NAMES.map((n) => {
+	const v = READING_VALUES[n];
+	return `                           ${n}: ${v === 'number' ? 'positive integer' : v.join(' | ')}`;
+}).join('\n')}
+                         (test/simulator/README.md explains each and its spec text)
   --error-rate F         fraction of requests answered 500/502/503
   --rate-limit-rate F    fraction of requests answered 429
   --retry-after-rate F   fraction of injected 429/503 that carry Retry-After
@@ -41,6 +50,7 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 	const faults: NonNullable<SimulatorOptions['faults']> = {};
 	const tokens: string[] = [];
 	const webhooks: WebhookTarget[] = [];
+	const readings: Partial<Readings> = {};
 	let secret: string | undefined;
 	let signTimestamp = false;
 	let seedTasks = 0;
@@ -77,6 +87,19 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 				break;
 			case '--max-batch-size':
 				options.maxBatchSize = num(flag, value());
+				break;
+			case '--profile': {
+				const p = value();
+				if (!(PROFILES as readonly string[]).includes(p)) fail(`--profile must be one of ${PROFILES.join(', ')}`);
+				options.profile = p as Profile;
+				break;
+			}
+			case '--reading':
+				try {
+					Object.assign(readings, parseReadingAssignment(value()));
+				} catch (e) {
+					fail((e as Error).message);
+				}
 				break;
 			case '--error-rate':
 				faults.error5xxRate = num(flag, value());
@@ -124,6 +147,7 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 		}
 	}
 	if (tokens.length) options.tokens = tokens;
+	if (Object.keys(readings).length) options.readings = readings;
 	if (Object.keys(faults).length) options.faults = faults;
 	if (webhooks.length) options.webhooks = webhooks.map((w) => ({ ...w, secret, signTimestamp }));
 	return { options, seedTasks };
@@ -136,6 +160,7 @@ async function main(): Promise<void> {
 	process.stdout.write(`${sim.url}\n`);
 	process.stderr.write(
 		`Task Backlog simulator: ${sim.tasks.size} tasks, tokens ${(options.tokens ?? ['test-token']).length}, ` +
+			`profile ${options.profile ?? 'lenient'}${options.readings ? ` with ${JSON.stringify(options.readings)}` : ''}, ` +
 			`control at http://127.0.0.1:${sim.port}/_sim/state. Ctrl-C to stop.\n`,
 	);
 	let stopping = false;

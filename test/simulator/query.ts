@@ -75,15 +75,25 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 	return ak.length === bk.length && ak.every((k) => deepEqual(ao[k], bo[k]));
 }
 
-/** Equality as a caller means it: dates by instant, "1042" equals 1042, absent equals null. */
-export function valuesEqual(a: unknown, b: unknown): boolean {
+/** How leaf conditions compare values. */
+export interface EvalOptions {
+	/** Reading `typeComparison: strict`: values of different JSON types never match (1 is not "1"); dates still by instant. */
+	strictTypes?: boolean;
+}
+
+/** Equality as a caller means it: dates by instant, "1042" equals 1042 (unless `strict`), absent equals null. */
+export function valuesEqual(a: unknown, b: unknown, strict = false): boolean {
 	if (a === undefined) a = null;
 	if (b === undefined) b = null;
 	if (a === null || b === null) return a === b;
 	if (isDateLike(a) && isDateLike(b)) return Date.parse(a) === Date.parse(b);
 	if (typeof a === 'object' || typeof b === 'object') return deepEqual(a, b);
-	if (typeof a !== typeof b) return String(a) === String(b);
+	if (typeof a !== typeof b) return strict ? false : String(a) === String(b);
 	return a === b;
+}
+
+function sameJsonType(a: unknown, b: unknown): boolean {
+	return typeof a === typeof b && Array.isArray(a) === Array.isArray(b);
 }
 
 function typeRank(v: unknown): number {
@@ -176,20 +186,22 @@ export function validateCondition(c: unknown, loc: Loc): Issue[] {
 	return issues;
 }
 
-function evaluateLeaf(c: Condition, item: Record<string, unknown>): boolean {
+function evaluateLeaf(c: Condition, item: Record<string, unknown>, o: EvalOptions): boolean {
 	const actual = resolveField(item, c.field as string);
 	const expected = c.value;
+	const strict = o.strictTypes === true;
 	switch (c.operator) {
 		case '==':
-			return valuesEqual(actual, expected);
+			return valuesEqual(actual, expected, strict);
 		case '!=':
-			return !valuesEqual(actual, expected);
+			return !valuesEqual(actual, expected, strict);
 		case '<':
 		case '<=':
 		case '>':
 		case '>=': {
 			// Ordering against a missing value is false, as in SQL.
 			if (actual === null || actual === undefined || expected === null || expected === undefined) return false;
+			if (strict && !sameJsonType(actual, expected)) return false;
 			const d = compareValues(actual, expected);
 			if (c.operator === '<') return d < 0;
 			if (c.operator === '<=') return d <= 0;
@@ -197,10 +209,13 @@ function evaluateLeaf(c: Condition, item: Record<string, unknown>): boolean {
 			return d >= 0;
 		}
 		case 'in':
-			return Array.isArray(expected) && expected.some((v) => valuesEqual(actual, v));
+			return Array.isArray(expected) && expected.some((v) => valuesEqual(actual, v, strict));
 		case 'contains':
-			if (typeof actual === 'string') return expected !== null && expected !== undefined && actual.includes(String(expected));
-			if (Array.isArray(actual)) return actual.some((v) => valuesEqual(v, expected));
+			if (typeof actual === 'string') {
+				if (strict && typeof expected !== 'string') return false;
+				return expected !== null && expected !== undefined && actual.includes(String(expected));
+			}
+			if (Array.isArray(actual)) return actual.some((v) => valuesEqual(v, expected, strict));
 			return false;
 		default:
 			return false;
@@ -208,16 +223,16 @@ function evaluateLeaf(c: Condition, item: Record<string, unknown>): boolean {
 }
 
 /** Evaluates a validated condition; disabled nodes are skipped and an empty group matches everything. */
-export function evaluateCondition(c: Condition | null | undefined, item: Record<string, unknown>): boolean {
+export function evaluateCondition(c: Condition | null | undefined, item: Record<string, unknown>, o: EvalOptions = {}): boolean {
 	if (!c || c.disabled) return true;
 	let result: boolean;
 	if (Array.isArray(c.conditions) || (c.combinator !== undefined && c.field === undefined)) {
 		const active = (c.conditions ?? []).filter((sub) => sub && !sub.disabled);
 		if (active.length === 0) result = true;
-		else if ((c.combinator ?? 'and').toLowerCase() === 'or') result = active.some((sub) => evaluateCondition(sub, item));
-		else result = active.every((sub) => evaluateCondition(sub, item));
+		else if ((c.combinator ?? 'and').toLowerCase() === 'or') result = active.some((sub) => evaluateCondition(sub, item, o));
+		else result = active.every((sub) => evaluateCondition(sub, item, o));
 	} else {
-		result = typeof c.field === 'string' ? evaluateLeaf(c, item) : true;
+		result = typeof c.field === 'string' ? evaluateLeaf(c, item, o) : true;
 	}
 	return c.negated ? !result : result;
 }

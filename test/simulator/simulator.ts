@@ -20,8 +20,18 @@ import {
 	type Loc,
 	type Sort,
 } from './query';
+import {
+	PlainText,
+	checkReadings,
+	extraKeyIssues,
+	readingsFor,
+	variedErrorBody,
+	type Profile,
+	type Readings,
+} from './readings';
 
 export type { Condition, Issue, Sort } from './query';
+export { LENIENT_READINGS, STRICT_READINGS, READING_NAMES, readingsFor, type Profile, type Readings } from './readings';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Public types
@@ -224,7 +234,18 @@ export interface SimulatorOptions {
 	/** When true, the window limiter's 429 carries `Retry-After` (seconds to the end of the window). Default false. */
 	retryAfterOnLimit?: boolean;
 	maxPageSize?: number;
+	/** Largest batch; default 1000 under the lenient profile, 50 under strict. Overridden by `readings.maxBatchSize`. */
 	maxBatchSize?: number;
+	/**
+	 * How to read the spec's open points: `lenient` (default, the friendly reading of each) or `strict` (the unfriendly
+	 * one). See readings.ts and the table in README.md.
+	 */
+	profile?: Profile;
+	/**
+	 * Readings set one by one; each overrides the profile. `configure()` merges these into the current ones (a key set
+	 * to null or undefined drops that override; `readings: undefined` drops them all).
+	 */
+	readings?: Partial<Readings>;
 	faults?: FaultOptions;
 	webhooks?: WebhookTarget[];
 	persistFile?: string;
@@ -331,6 +352,8 @@ class HttpError extends Error {
 		readonly status: number,
 		readonly body: unknown,
 		readonly headers: Record<string, string> = {},
+		/** A body given by the caller (scripted fault): sent as is, never reshaped by `errorBodies`. */
+		readonly verbatim = false,
 	) {
 		super(typeof body === 'object' && body && 'message' in body ? String((body as { message: unknown }).message) : `HTTP ${status}`);
 	}
@@ -541,10 +564,12 @@ function titleIssue(fields: Record<string, unknown>, loc: Loc, required: boolean
 /**
  * Validates a task body. `create` needs fields.title; `replace` (PUT batch over an existing task) needs it only when
  * fields are given, since they replace the whole object; `patch` only checks a title that is present.
+ * `rejectUnknown` (reading `unknownKeys: reject`) makes keys outside the body list 422s instead of being dropped.
  */
-export function validateTaskBody(body: unknown, loc: Loc, mode: Mode): { clean: Clean; issues: Issue[] } {
+export function validateTaskBody(body: unknown, loc: Loc, mode: Mode, rejectUnknown = false): { clean: Clean; issues: Issue[] } {
 	const { clean, issues } = validateShape(TASK_BODY, body, loc);
 	if (!isPlainObject(body)) return { clean, issues };
+	if (rejectUnknown) issues.push(...extraKeyIssues(body, TASK_BODY, loc));
 	const fields = clean.fields as Record<string, unknown> | undefined;
 	if (fields) {
 		const ti = titleIssue(fields, loc, mode !== 'patch');
@@ -758,10 +783,15 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		tokens: ['test-token'],
 		windowMs: 60000,
 		maxPageSize: 100,
-		maxBatchSize: 1000,
 		webhooks: [],
 		...options,
 	};
+	// maxBatchSize has no stored default: the profile decides it unless it is set (see readingsFor).
+	const readingErrors = checkReadings(opts.profile, opts.readings);
+	if (readingErrors.length) throw new Error(`startSimulator: ${readingErrors.join('; ')}`);
+	if (opts.readings) opts.readings = { ...opts.readings };
+	/** Effective readings of the spec's open points; recomputed by configure(). */
+	let R: Readings = readingsFor(opts);
 	let rng = mulberry32(opts.seed ?? (Math.random() * 2 ** 32) >>> 0);
 
 	const tasks = new Map<string, Task>();
@@ -888,9 +918,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		num_children_done: 0,
 	});
 
-	/** Computes the new state of one task without writing it; batches stage every item before writing any. */
-	const stageTask = (prev: Task | undefined, uid: string, body: Clean, mode: Mode): Staged => {
-		const nowMs = peekStamp();
+	/**
+	 * Computes the new state of one task without writing it; batches stage every item before writing any.
+	 * `stampMs` fixes the instant (reading `batchStamp: perBatch`); reading `updatedAt: everyWrite` makes every staged
+	 * write a change, so updated_at moves even when nothing else did.
+	 */
+	const stageTask = (prev: Task | undefined, uid: string, body: Clean, mode: Mode, stampMs?: number): Staged => {
+		const nowMs = stampMs ?? peekStamp();
 		const now = new Date(nowMs).toISOString();
 		const next: Task = prev ? structuredClone(prev) : blankTask(uid, now);
 		const t = next as unknown as Record<string, unknown>;
@@ -932,7 +966,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		if (prev && next.external_status !== prev.external_status && !has('external_status_updated_at')) {
 			next.external_status_updated_at = now;
 		}
-		const isChange = !prev || !deepEqual(prev, next);
+		const isChange = !prev || R.updatedAt === 'everyWrite' || !deepEqual(prev, next);
 		if (isChange) {
 			const stamp = takeStamp(nowMs);
 			next.updated_at = stamp;
@@ -1105,8 +1139,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 	};
 
 	// ---- request handlers
-	const clampLimit = (raw: unknown, loc: Loc): number => {
-		const max = Math.max(1, opts.maxPageSize ?? 100);
+	const clampLimit = (raw: unknown, loc: Loc, maxLimit = opts.maxPageSize ?? 100): number => {
+		const max = Math.max(1, maxLimit);
 		if (raw === undefined || raw === null || raw === '') return Math.min(50, max);
 		const n = typeof raw === 'string' ? Number(raw) : raw;
 		if (typeof n !== 'number' || !Number.isInteger(n)) throw unprocessable([msgIssue(loc, 'int')]);
@@ -1151,9 +1185,30 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		'expand[]',
 	]);
 
+	// Reading `listParams: customFields`: the only names spec 4.2 rule 3 shows are expand, limit and cursor; every other
+	// parameter is an equality filter on the custom field of its name (compared as strings, like the lenient filters).
+	const PAGING_PARAMS = new Set(['limit', 'cursor', 'expand', 'expand[]']);
+
+	const matchesCustom = (t: Task, custom: Map<string, string[]>): boolean => {
+		for (const [name, values] of custom) {
+			const v = t.fields?.[name];
+			if (v === undefined || v === null) return false;
+			const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
+			if (!values.includes(s)) return false;
+		}
+		return true;
+	};
+
 	const listTasks = (sp: URLSearchParams): Page<Task> => {
 		const limit = clampLimit(sp.get('limit'), ['query', 'limit']);
 		const expand = parseExpand(expandParams(sp), TASK_EXPANDS, ['query', 'expand']);
+		if (R.listParams === 'customFields') {
+			const custom = new Map<string, string[]>();
+			for (const k of new Set(sp.keys())) if (!PAGING_PARAMS.has(k)) custom.set(k, sp.getAll(k));
+			const filtered = [...tasks.values()].filter((t) => !t.archived && matchesCustom(t, custom));
+			const page = paginate(filtered, taskOrdering('created_at'), limit, sp.get('cursor') ?? undefined);
+			return { items: renderTasks(page.items, expand), meta: page.meta };
+		}
 		const issues: Issue[] = [];
 		const statuses = sp.getAll('status').filter((s) => s !== '');
 		statuses.forEach((s) => {
@@ -1184,13 +1239,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			if (assigneeSet.size && !(t.assignee_uid && assigneeSet.has(t.assignee_uid))) return false;
 			if (after.created_at_after !== undefined && !(Date.parse(t.created_at) > after.created_at_after)) return false;
 			if (after.updated_at_after !== undefined && !(Date.parse(t.updated_at) > after.updated_at_after)) return false;
-			for (const [name, values] of custom) {
-				const v = t.fields?.[name];
-				if (v === undefined || v === null) return false;
-				const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
-				if (!values.includes(s)) return false;
-			}
-			return true;
+			return matchesCustom(t, custom);
 		});
 		const ordering = taskOrdering(orderBy as 'created_at' | 'updated_at');
 		const search = (sp.get('search') ?? '').trim().toLowerCase();
@@ -1205,7 +1254,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		return { items: renderTasks(page.items, expand), meta: page.meta };
 	};
 
-	const queryTasks = (sp: URLSearchParams, rawBody: unknown): Page<Task> => {
+	const queryTasks = (sp: URLSearchParams, rawBody: unknown): Page<Task> | { items: Task[]; meta: { limit: number; total_count: number } } => {
 		const body = rawBody === undefined || rawBody === null ? {} : rawBody;
 		if (!isPlainObject(body)) throw unprocessable([msgIssue(['body'], 'dict')]);
 		const issues: Issue[] = [
@@ -1214,15 +1263,18 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		];
 		if (body.expand !== undefined && body.expand !== null && !Array.isArray(body.expand)) issues.push(msgIssue(['body', 'expand'], 'list'));
 		if (issues.length) throw unprocessable(issues);
-		const limit = clampLimit(sp.get('limit') ?? (body.limit as unknown), sp.has('limit') ? ['query', 'limit'] : ['body', 'limit']);
+		// Readings queryLimitFrom (body only: the query-string limit is ignored) and queryMaxLimit (silent clamp).
+		const fromQuery = R.queryLimitFrom === 'queryOrBody' && sp.has('limit');
+		const limit = clampLimit(fromQuery ? sp.get('limit') : (body.limit as unknown), fromQuery ? ['query', 'limit'] : ['body', 'limit'], R.queryMaxLimit);
 		const expand = [
 			...parseExpand((body.expand as unknown[] | null | undefined) ?? [], TASK_EXPANDS, ['body', 'expand']),
 			...parseExpand(expandParams(sp), TASK_EXPANDS, ['query', 'expand']),
 		].filter((v, i, a) => a.indexOf(v) === i);
 		const archived = parseBoolParam(sp.get('archived'), ['query', 'archived'], false);
 		const condition = (body.condition ?? undefined) as Condition | undefined;
+		const strictTypes = R.typeComparison === 'strict';
 		const matched = [...tasks.values()].filter(
-			(t) => t.archived === archived && evaluateCondition(condition, t as unknown as Record<string, unknown>),
+			(t) => t.archived === archived && evaluateCondition(condition, t as unknown as Record<string, unknown>, { strictTypes }),
 		);
 		const sorts = ((body.sorts as Sort[] | null | undefined) ?? []).map((s) => ({
 			field: s.field as string,
@@ -1233,6 +1285,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			key: (t) => [...sorts.map((s) => resolveField(t as unknown as Record<string, unknown>, s.field)), t.created_at, t.uid],
 			dirs: [...sorts.map((s) => s.dir), 1, 1],
 		};
+		if (R.queryPaging === 'none') {
+			// facts.md: no cursor is documented for the query endpoint. One page, a cursor parameter is ignored.
+			const page = paginate(matched, ordering, limit, undefined);
+			return { items: renderTasks(page.items, expand), meta: { limit, total_count: page.meta.total_count } };
+		}
 		const page = paginate(matched, ordering, limit, sp.get('cursor') ?? undefined);
 		return { items: renderTasks(page.items, expand), meta: page.meta };
 	};
@@ -1243,35 +1300,47 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		}
 	};
 
+	const rejectUnknown = (): boolean => R.unknownKeys === 'reject';
+	/** PATCH mode under reading patchFields: `replace` sets fields to exactly the object sent (title required). */
+	const patchMode = (): Mode => (R.patchFields === 'replace' ? 'replace' : 'patch');
+
 	const createTask = (body: unknown): Task => {
-		const { clean, issues } = validateTaskBody(body, ['body'], 'create');
+		const uid0 = isPlainObject(body) && isUuid(body.uid) ? body.uid.toLowerCase() : undefined;
+		// Reading postExisting: `replace` overwrites an existing task like a PUT replace instead of answering 409.
+		const overwrite = uid0 !== undefined && tasks.has(uid0) && R.postExisting === 'replace';
+		const { clean, issues } = validateTaskBody(body, ['body'], overwrite ? 'replace' : 'create', rejectUnknown());
 		if (issues.length) throw unprocessable(issues);
 		const uid = (clean.uid as string | undefined) ?? randomUUID();
-		if (tasks.has(uid)) throw httpError(409, `Task ${uid} already exists`);
-		const s = stageTask(undefined, uid, clean, 'create');
+		const existing = tasks.get(uid);
+		if (existing && !overwrite) throw httpError(409, `Task ${uid} already exists`);
+		const s = stageTask(existing, uid, clean, existing ? 'replace' : 'create');
 		commit([s]);
-		return s.next;
+		return tasks.get(uid) ?? s.next;
 	};
 
 	const putTask = (uid: string, body: unknown): Task => {
 		const existing = tasks.get(uid);
-		const { clean, issues } = validateTaskBody(body, ['body'], existing ? 'patch' : 'create');
+		// Reading putExisting: `noop` is spec 4.2 rule 1 (later PUTs are no-ops); `replace` is 4.5 rule 1 ("creates or
+		// updates"), applied like PUT /tasks/batch: given top-level properties replace, fields replaced whole.
+		const replace = existing !== undefined && R.putExisting === 'replace';
+		const { clean, issues } = validateTaskBody(body, ['body'], existing ? (replace ? 'replace' : 'patch') : 'create', rejectUnknown());
+		if (replace && clean.parent_uid === uid) issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
 		if (issues.length) throw unprocessable(issues);
 		checkBodyUid(clean, uid, ['body']);
-		// Spec 4.2 rule 1: the first PUT creates; later PUTs with the same uid are no-ops.
-		if (existing) return existing;
-		const s = stageTask(undefined, uid, clean, 'create');
+		if (existing && !replace) return existing;
+		const s = stageTask(existing, uid, clean, existing ? 'replace' : 'create');
 		commit([s]);
-		return s.next;
+		return tasks.get(uid) ?? s.next;
 	};
 
 	const patchTask = (uid: string, body: unknown): Task => {
 		const existing = mustTask(uid);
-		const { clean, issues } = validateTaskBody(body, ['body'], 'patch');
+		const mode = patchMode();
+		const { clean, issues } = validateTaskBody(body, ['body'], mode, rejectUnknown());
 		if (clean.parent_uid === uid) issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
 		if (issues.length) throw unprocessable(issues);
 		checkBodyUid(clean, uid, ['body']);
-		const s = stageTask(existing, uid, clean, 'patch');
+		const s = stageTask(existing, uid, clean, mode);
 		commit([s]);
 		return tasks.get(uid) ?? s.next;
 	};
@@ -1291,8 +1360,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		const items = body.items;
 		if (items === undefined || items === null) throw unprocessable([msgIssue(['body', 'items'], 'missing')]);
 		if (!Array.isArray(items)) throw unprocessable([msgIssue(['body', 'items'], 'list')]);
-		const max = opts.maxBatchSize ?? 1000;
+		const max = R.maxBatchSize;
 		if (items.length > max) {
+			// Reading batchTooLarge: `413` is a plain-text answer that does not say the limit.
+			if (R.batchTooLarge === '413') throw new HttpError(413, new PlainText('Request Entity Too Large'));
 			throw new HttpError(422, {
 				detail: [
 					{
@@ -1309,21 +1380,44 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		const view = (uid: string): Task | undefined => overlay.get(uid) ?? tasks.get(uid);
 		const staged: Staged[] = [];
 		const issues: Issue[] = [];
+		const seen = new Set<string>();
+		// Reading batchStamp: `perBatch` gives every task written by this request the same instant.
+		const batchMs = R.batchStamp === 'perBatch' ? peekStamp() : undefined;
 		items.forEach((item, i) => {
 			const loc: Loc = ['body', 'items', i];
 			const uid0 = isPlainObject(item) && isUuid(item.uid) ? item.uid.toLowerCase() : undefined;
 			const existing = uid0 ? view(uid0) : undefined;
-			const mode: Mode = method === 'PATCH' ? 'patch' : method === 'PUT' && existing ? 'replace' : 'create';
-			const { clean, issues: its } = validateTaskBody(item, loc, mode);
+			// Readings batchPutExisting (`noop`: existing tasks are left as stored, the body only validated as a PATCH
+			// would be) and postExisting (`replace`: POST over an existing uid overwrites it like PUT batch).
+			const putNoop = method === 'PUT' && existing !== undefined && R.batchPutExisting === 'noop';
+			const postOverwrite = method === 'POST' && existing !== undefined && R.postExisting === 'replace';
+			const mode: Mode =
+				method === 'PATCH'
+					? patchMode()
+					: putNoop
+						? 'patch'
+						: (method === 'PUT' && existing) || postOverwrite
+							? 'replace'
+							: 'create';
+			const { clean, issues: its } = validateTaskBody(item, loc, mode, rejectUnknown());
 			if (method === 'PATCH' && isPlainObject(item) && (item.uid === undefined || item.uid === null)) {
 				its.push(msgIssue([...loc, 'uid'], 'missing'));
+			}
+			// Reading duplicateUids: `reject` refuses the whole batch when a uid comes again (named at the later item).
+			if (uid0 !== undefined && R.duplicateUids === 'reject') {
+				if (seen.has(uid0)) its.unshift(issue([...loc, 'uid'], 'duplicate uid in batch', 'value_error.duplicate'));
+				seen.add(uid0);
 			}
 			if (its.length) {
 				issues.push(...its);
 				return;
 			}
 			const uid = (clean.uid as string | undefined) ?? randomUUID();
-			if (method === 'POST' && existing) {
+			if (putNoop && existing) {
+				staged.push({ uid, prev: existing, next: existing, changed: false });
+				return;
+			}
+			if (method === 'POST' && existing && !postOverwrite) {
 				issues.push(issue([...loc, 'uid'], 'uid already exists', 'value_error.conflict'));
 				return;
 			}
@@ -1335,7 +1429,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 				issues.push(issue([...loc, 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
 				return;
 			}
-			const s = stageTask(existing, uid, clean, mode);
+			const s = stageTask(existing, uid, clean, mode, batchMs);
 			overlay.set(uid, s.next);
 			staged.push(s);
 		});
@@ -1420,7 +1514,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			if (clean[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = clean[k];
 		}
 		if (clean.blocks !== undefined && clean.text === undefined) next.text = blockText(next.blocks) || next.text;
-		if (!deepEqual(c, next)) {
+		if (R.updatedAt === 'everyWrite' || !deepEqual(c, next)) {
 			next.updated_at = takeStamp(peekStamp());
 			comments.set(uid, next);
 			changed();
@@ -1498,9 +1592,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 	// ---- HTTP plumbing
 	const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
 		if (res.headersSent || res.destroyed) return;
-		const raw = JSON.stringify(body);
-		res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(raw)), ...headers });
+		const text = body instanceof PlainText;
+		const raw = text ? body.text : JSON.stringify(body);
+		const type = text ? 'text/plain; charset=utf-8' : 'application/json';
+		res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(raw)), ...headers });
 		res.end(raw);
+	};
+
+	/** An error answer; reading errorBodies `varied` reshapes the simulator's own bodies (not scripted ones). */
+	const sendError = (res: http.ServerResponse, e: HttpError): void => {
+		const body = R.errorBodies === 'varied' && !e.verbatim ? variedErrorBody(e.status, e.body) : e.body;
+		send(res, e.status, body, e.headers);
 	};
 
 	const readBody = (req: http.IncomingMessage): Promise<string> =>
@@ -1532,10 +1634,11 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		return m ? m[1].trim() : undefined;
 	};
 
+	/** Options as JSON: `profile`, the effective `readings`, and the overrides set one by one (`readingOverrides`). */
 	const jsonOptions = (): Record<string, unknown> => {
-		const { faults, ...rest } = opts;
+		const { faults, readings, ...rest } = opts;
 		const f = faults ? { ...faults, only: faults.only ? '[function]' : undefined } : undefined;
-		return { ...rest, faults: f };
+		return { ...rest, faults: f, profile: opts.profile ?? 'lenient', readings: { ...R }, readingOverrides: { ...(readings ?? {}) } };
 	};
 
 	const doReset = (): void => {
@@ -1552,12 +1655,31 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 	};
 
 	const doConfigure = (o: Partial<SimulatorOptions>): void => {
+		// Readings are checked before anything changes, so a bad one leaves the options as they were.
+		const errors = checkReadings(o.profile, o.readings);
+		if (errors.length) throw new Error(`configure: ${errors.join('; ')}`);
 		if ('requestsPerWindow' in o || 'windowMs' in o || 'tokens' in o) windows.clear();
 		for (const [k, v] of Object.entries(o)) {
 			if (k === 'port' || k === 'persistFile') continue; // fixed for the life of the server
+			if (k === 'readingOverrides') continue; // output only (GET /_sim/options)
+			if (k === 'readings') {
+				// Merged into the current overrides; a null/undefined value drops one, `readings: null` drops them all.
+				if (v === undefined || v === null) {
+					delete opts.readings;
+					continue;
+				}
+				const merged: Record<string, unknown> = { ...(opts.readings ?? {}) };
+				for (const [rk, rv] of Object.entries(v as Record<string, unknown>)) {
+					if (rv === undefined || rv === null) delete merged[rk];
+					else merged[rk] = rv;
+				}
+				opts.readings = merged as Partial<Readings>;
+				continue;
+			}
 			(opts as unknown as Record<string, unknown>)[k] = v;
 		}
 		if ('seed' in o && o.seed !== undefined) rng = mulberry32(o.seed);
+		R = readingsFor(opts);
 	};
 
 	const seedTasks = (n: number, make?: (i: number) => Partial<TaskBody>): Task[] => {
@@ -1618,7 +1740,12 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			}
 			const o = { ...body } as Partial<SimulatorOptions>;
 			if (o.faults) delete o.faults.only;
-			doConfigure(o);
+			try {
+				doConfigure(o);
+			} catch (e) {
+				send(res, 400, { message: (e as Error).message });
+				return;
+			}
 			send(res, 200, { options: jsonOptions() });
 		} else if (method === 'POST' && name === 'seed') {
 			const b = isPlainObject(body) ? body : {};
@@ -1722,7 +1849,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 			} else {
 				entry.fault = `scripted-${fault.status}`;
 				const headers = fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : undefined;
-				throw new HttpError(fault.status, fault.body ?? { message: `Scripted ${fault.status}` }, headers);
+				throw new HttpError(fault.status, fault.body ?? { message: `Scripted ${fault.status}` }, headers, fault.body !== undefined);
 			}
 		}
 		// 3b. random faults, before any side effect. A fixed number of draws per request keeps seeded runs reproducible.
@@ -1768,10 +1895,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 
 	const server = http.createServer((req, res) => {
 		handle(req, res).catch((e: unknown) => {
-			if (e instanceof HttpError) send(res, e.status, e.body, e.headers);
+			if (e instanceof HttpError) sendError(res, e);
 			else {
 				console.error('simulator: internal error', e);
-				send(res, 500, { message: `Simulator internal error: ${(e as Error)?.message ?? String(e)}` });
+				sendError(res, httpError(500, `Simulator internal error: ${(e as Error)?.message ?? String(e)}`));
 			}
 		});
 	});

@@ -7,8 +7,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { taskFilterOptions, taskListQuery, taskMatcher } from '../TaskBacklog/actions/shared/taskFilters';
+import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../TaskBacklog/actions/shared/taskFilters';
 import { BacklogClient } from '../TaskBacklog/transport/client';
+import { queryTasks } from '../TaskBacklog/transport/queryTasks';
 import type { PollEvent } from './changes';
 import { baseline, compareInstants, instant, isPollState, marker, selectChanges, windowStart } from './changes';
 
@@ -23,12 +24,6 @@ const SAMPLE_SIZE = 5;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SAMPLE_WINDOWS_MS = [DAY_MS, 30 * DAY_MS, undefined];
 const SAMPLE_MAX_ITEMS = 500;
-
-interface Listing {
-	tasks: IDataObject[];
-	/** False when the listing stopped early to stay inside the poll budget. */
-	complete: boolean;
-}
 
 export class TaskBacklogPollTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -103,7 +98,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to ask the service for changes only (order_by=updated_at and updated_at_after). Turn off if the service rejects these parameters: every poll then reads all tasks, and still emits each change once.',
+							'Whether to ask the service for changes only (POST /tasks/query with a condition on updated_at). Turn off if the service rejects that condition: every poll then reads all tasks, and still emits each change once.',
 					},
 				],
 			},
@@ -118,25 +113,28 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const sendTimeFilter = options.sendTimeFilter !== false;
 		// Closed Task watches DONE tasks whatever the Status filter says.
 		const statuses = event === 'closedTask' ? ['DONE'] : undefined;
-		const query = taskListQuery(this.getNode(), filters, statuses);
 		const matches = taskMatcher(filters, statuses);
 		const client = new BacklogClient(this);
 		const now = Date.now();
 
-		const list = async (afterMs: number | undefined, maxItems = Infinity, deadline = Infinity) => {
-			const qs: IDataObject = { ...query };
-			// Names from the one existing integration, not from the spec: the service may ignore them, so the
-			// trigger filters, orders and de-duplicates on its side whatever comes back.
-			if (sendTimeFilter) qs.order_by = 'updated_at';
-			if (sendTimeFilter && afterMs !== undefined) qs.updated_at_after = new Date(afterMs).toISOString();
-			return await listTasks(client, qs, afterMs, maxItems, deadline);
+		const list = async (afterMs: number | undefined, maxItems = Infinity): Promise<IDataObject[]> => {
+			// The spec gives GET /tasks no parameter for time, status or assignee (a server may read such a name as a
+			// custom field and return nothing), so those go to POST /tasks/query as conditions. Whatever comes back,
+			// the trigger filters and de-duplicates on its side.
+			const extra = sendTimeFilter && afterMs !== undefined ? [{ field: 'updated_at', operator: '>=', value: new Date(afterMs).toISOString() }] : [];
+			if (extra.length > 0 || needsTaskQuery(filters, statuses)) {
+				const body = { condition: taskQueryCondition(this.getNode(), filters, statuses, extra) };
+				return await queryTasks(client, { body, archived: filters.archived === true, maxItems });
+			}
+			const qs = customFieldQuery(this.getNode(), filters);
+			return await client.list({ method: 'GET', path: '/tasks', qs }, PAGE_SIZE, maxItems);
 		};
 
 		if (this.getMode() === 'manual') {
 			// A sample to map fields from: recent matching tasks, whether or not they are new. The listing is
 			// oldest first, so short windows come first to keep it small; the state is left alone.
 			for (const windowMs of SAMPLE_WINDOWS_MS) {
-				const { tasks } = await list(windowMs === undefined ? undefined : now - windowMs, SAMPLE_MAX_ITEMS);
+				const tasks = await list(windowMs === undefined ? undefined : now - windowMs, SAMPLE_MAX_ITEMS);
 				const sample = recent(event, tasks, matches);
 				if (sample.length > 0) return [this.helpers.returnJsonArray(sample)];
 			}
@@ -148,7 +146,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 		if (!isPollState(saved, event)) {
 			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
 			const afterMs = now - BASELINE_MS - lookbackMs;
-			const { tasks } = await list(afterMs);
+			const tasks = await list(afterMs);
 			const state = baseline(event, tasks, new Date(afterMs + lookbackMs).toISOString(), lookbackMs, now);
 			staticData.state = state as unknown as IDataObject;
 			return null;
@@ -158,38 +156,11 @@ export class TaskBacklogPollTrigger implements INodeType {
 		// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
 		// exactly at the window start; the duplicates are dropped by `seen`.
 		const afterMs = start ? start[0] - 1 : undefined;
-		const budget = typeof this.getPollBudgetMs === 'function' ? this.getPollBudgetMs() : Infinity;
-		const listing = await list(afterMs, Infinity, now + budget * 0.8);
-		const { emit, next } = selectChanges(saved, listing.tasks, matches, lookbackMs, now, listing.complete);
+		const tasks = await list(afterMs);
+		const { emit, next } = selectChanges(saved, tasks, matches, lookbackMs, now);
 		staticData.state = next as unknown as IDataObject;
 		return emit.length > 0 ? [this.helpers.returnJsonArray(emit)] : null;
 	}
-}
-
-/**
- * Every page of GET /tasks from the query. Stops before the poll budget (n8n 2.x) runs out only while the
- * server demonstrably honours the order and the time filter: then the rest is what the next poll starts with.
- */
-async function listTasks(
-	client: BacklogClient,
-	qs: IDataObject,
-	afterMs: number | undefined,
-	maxItems: number,
-	deadline: number,
-): Promise<Listing> {
-	const tasks: IDataObject[] = [];
-	let orderedAndFiltered = qs.order_by === 'updated_at' && qs.updated_at_after !== undefined;
-	let previous = afterMs === undefined ? undefined : instant(new Date(afterMs).toISOString());
-	for await (const page of client.pages({ method: 'GET', path: '/tasks', qs }, PAGE_SIZE, maxItems)) {
-		for (const task of page) {
-			tasks.push(task);
-			const at = instant(task.updated_at);
-			if (!at || (previous && compareInstants(at, previous) < 0)) orderedAndFiltered = false;
-			else previous = at;
-		}
-		if (orderedAndFiltered && Date.now() > deadline) return { tasks, complete: false };
-	}
-	return { tasks, complete: true };
 }
 
 /** The newest few tasks in the event's state, for a manual run. */

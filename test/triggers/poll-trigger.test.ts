@@ -52,28 +52,46 @@ const patch = (uid: string, body: IDataObject) => api('PATCH', `/tasks/${uid}`, 
 
 const tasksOf = (output: INodeExecutionData[][] | null) => (output?.[0] ?? []).map((item) => item.json as unknown as Task);
 const uids = (output: INodeExecutionData[][] | null) => tasksOf(output).map((task) => task.uid);
-const listRequests = () => sim.requests.filter((r) => r.method === 'GET' && r.path === '/tasks');
+/** The listings the trigger sent: POST /tasks/query (time, status, assignee) or GET /tasks (custom fields only). */
+const listRequests = () => sim.requests.filter((r) => r.path === '/tasks/query' || (r.method === 'GET' && r.path === '/tasks'));
+const conditionsOf = (body: unknown): IDataObject[] => {
+	const condition = ((body ?? {}) as IDataObject).condition as IDataObject | undefined;
+	if (!condition) return [];
+	return Array.isArray(condition.conditions) ? (condition.conditions as IDataObject[]) : [condition];
+};
+const conditionOn = (body: unknown, field: string) => conditionsOf(body).find((c) => c.field === field);
 
-/** A hop in front of the simulator that drops the named query parameters: a server that ignores them. */
+/**
+ * A hop in front of the simulator that drops the named query parameters and, with `condition`, the query body's
+ * condition: a server that ignores the filters.
+ */
 async function startIgnoringProxy(ignored: string[]) {
 	const target = new URL(sim.url);
-	const server: Server = createServer((req, res) => {
+	const server: Server = createServer(async (req, res) => {
 		const url = new URL(req.url ?? '/', 'http://proxy');
 		for (const name of ignored) url.searchParams.delete(name);
+		const chunks: Buffer[] = [];
+		for await (const chunk of req) chunks.push(chunk as Buffer);
+		let body = Buffer.concat(chunks);
+		if (ignored.includes('condition') && body.length > 0) {
+			const parsed = JSON.parse(body.toString('utf8'));
+			delete parsed.condition;
+			body = Buffer.from(JSON.stringify(parsed));
+		}
 		const upstream = httpRequest(
 			{
 				host: target.hostname,
 				port: target.port,
 				method: req.method,
 				path: `${url.pathname}${url.search}`,
-				headers: { ...req.headers, host: target.host },
+				headers: { ...req.headers, host: target.host, 'content-length': String(body.length) },
 			},
 			(response) => {
 				res.writeHead(response.statusCode ?? 502, response.headers);
 				response.pipe(res);
 			},
 		);
-		req.pipe(upstream);
+		upstream.end(body);
 	});
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const { port } = server.address() as AddressInfo;
@@ -105,8 +123,9 @@ describe('Task Backlog Poll Trigger', () => {
 		const state = p.staticData().state as IDataObject;
 		expect(state.position).toBe(newest);
 		expect(Object.keys(state.seen as IDataObject).sort()).toEqual(seeded.map((t) => t.uid).sort());
-		// It asked for changes only, in updated_at order.
-		expect(listRequests()[0].query).toMatchObject({ order_by: 'updated_at', updated_at_after: expect.any(String) });
+		// It asked for changes only, with a condition on updated_at (GET /tasks has no documented time parameter).
+		expect(listRequests()[0].path).toBe('/tasks/query');
+		expect(conditionOn(listRequests()[0].body, 'updated_at')).toMatchObject({ operator: '>=', value: expect.any(String) });
 		// Nothing changed since: the second poll has nothing either.
 		expect(await p.poll()).toBeNull();
 	});
@@ -165,8 +184,8 @@ describe('Task Backlog Poll Trigger', () => {
 		sim.clearRequests();
 		const first = uids(await p.poll());
 		expect(first).toEqual(created);
+		// Four pages of at most 10 (by cursor where the server offers one, by uid where it does not).
 		expect(listRequests().length).toBeGreaterThanOrEqual(4);
-		expect(listRequests().slice(1).every((r) => typeof r.query.cursor === 'string')).toBe(true);
 
 		for (const uid of created.slice(0, 23)) await patch(uid, { fields: { title: `Edited ${uid}` } });
 		const second = uids(await p.poll());
@@ -174,11 +193,11 @@ describe('Task Backlog Poll Trigger', () => {
 		expect(await p.poll()).toBeNull();
 	});
 
-	it.each([0, 60])('a server that ignores updated_at_after still emits each change once (lookback %ss)', async (lookbackSeconds) => {
+	it.each([0, 60])('a server that ignores the time condition still emits each change once (lookback %ss)', async (lookbackSeconds) => {
 		await start({ maxPageSize: 10 });
 		const seeded = sim.seedTasks(25);
-		// Ignores the time filter and the ordering: every poll gets every task, in creation order.
-		const hop = await startIgnoringProxy(['updated_at_after', 'order_by']);
+		// Ignores the time condition: every poll gets every task.
+		const hop = await startIgnoringProxy(['condition']);
 		const p = poller({ event: 'updatedTask', options: { lookbackSeconds } }, { baseUrl: hop.url });
 		const emitted: Array<[string, string]> = [];
 		const run = async () => {
@@ -196,8 +215,8 @@ describe('Task Backlog Poll Trigger', () => {
 		expect(await run()).toEqual([seeded[3].uid]);
 		expect(await run()).toEqual([]);
 
-		// The proxy really did drop the parameters, and every poll read all pages.
-		expect(sim.requests.some((r) => 'updated_at_after' in r.query || 'order_by' in r.query)).toBe(false);
+		// The proxy really did drop the condition, and every poll read all pages.
+		expect(listRequests().some((r) => conditionsOf(r.body).length > 0)).toBe(false);
 		expect(listRequests().length).toBeGreaterThanOrEqual(5 * 3);
 		expectNoRepeats(emitted);
 	});
@@ -212,8 +231,8 @@ describe('Task Backlog Poll Trigger', () => {
 		sim.clearRequests();
 		expect(await p.poll()).toBeNull();
 		// The overlap returned the change again; the trigger remembered it.
-		const body = listRequests()[0];
-		expect(Date.parse(String(body.query.updated_at_after))).toBeLessThan(Date.parse(sim.tasks.get(a.uid)!.updated_at));
+		const since = conditionOn(listRequests()[0].body, 'updated_at')!.value;
+		expect(Date.parse(String(since))).toBeLessThan(Date.parse(sim.tasks.get(a.uid)!.updated_at));
 	});
 
 	it('New Task emits created tasks once, not their later updates or older tasks', async () => {
@@ -255,13 +274,13 @@ describe('Task Backlog Poll Trigger', () => {
 		expect(uids(await p.poll())).toEqual([task.uid]);
 
 		// The server was asked for DONE tasks only.
-		expect(listRequests().every((r) => r.query.status === 'DONE')).toBe(true);
+		expect(listRequests().every((r) => conditionOn(r.body, 'status')?.value === 'DONE')).toBe(true);
 	});
 
 	it('status and custom-field filters are sent, and applied again when the server ignores them', async () => {
 		await start();
 		sim.seedTasks(1);
-		const hop = await startIgnoringProxy(['status', 'queue', 'updated_at_after']);
+		const hop = await startIgnoringProxy(['condition']);
 		const parameters = {
 			event: 'updatedTask',
 			filters: { status: ['STARTED'], customFields: { field: [{ name: 'queue', value: 'billing' }] } },
@@ -279,26 +298,19 @@ describe('Task Backlog Poll Trigger', () => {
 
 		expect(uids(await direct.poll())).toEqual([match.uid]);
 		expect(uids(await ignored.poll())).toEqual([match.uid]);
-		const sentDirect = listRequests().filter((r) => r.query.queue !== undefined);
+		const sentDirect = listRequests().filter((r) => conditionOn(r.body, 'fields.queue') !== undefined);
 		expect(sentDirect.length).toBeGreaterThan(0);
-		expect(sentDirect.every((r) => r.query.status === 'STARTED' && r.query.queue === 'billing')).toBe(true);
+		expect(sentDirect.every((r) => conditionOn(r.body, 'status')?.value === 'STARTED' && conditionOn(r.body, 'fields.queue')?.value === 'billing')).toBe(true);
 	});
 
-	it('a poll that runs out of time leaves the rest to the next poll, still emitting each change once', async () => {
-		await start({ maxPageSize: 10 });
+	it('a server without a cursor on /tasks/query that clamps pages silently still gets every change emitted once', async () => {
+		await start({ readings: { queryPaging: 'none', queryLimitFrom: 'body', queryMaxLimit: 10 } });
 		sim.seedTasks(2);
-		// n8n 2.x gives each poll a time budget; 0 makes the trigger stop after its first page.
-		const p = poller({ event: 'newTask' }, { budgetMs: 0 });
+		const p = poller({ event: 'newTask' });
 		await p.poll();
 		const created: string[] = [];
 		for (let i = 0; i < 35; i++) created.push((await create(`Backlog ${i}`)).uid);
-
-		const emitted: string[] = [];
-		let polls = 0;
-		for (; polls < 10 && emitted.length < created.length; polls++) emitted.push(...uids(await p.poll()));
-
-		expect(polls).toBeGreaterThan(1);
-		expect(emitted).toEqual(created);
+		expect(uids(await p.poll())).toEqual(created);
 		expect(await p.poll()).toBeNull();
 	});
 

@@ -122,3 +122,49 @@ export function taskMatcher(filters: IDataObject, statuses = statusFilter(filter
 		});
 	};
 }
+
+/**
+ * The values a custom field filter typed as text may be stored as: the service keeps each field's JSON type
+ * (spec 2.3) and may compare types strictly, so "5" also looks for 5, and "true" for true.
+ */
+function storedForms(value: string): unknown[] {
+	const forms: unknown[] = [value];
+	const number = Number(value);
+	if (value.trim() !== '' && Number.isFinite(number)) forms.push(number);
+	if (value === 'true' || value === 'false') forms.push(value === 'true');
+	return forms;
+}
+
+/** Whether the filters need more than GET /tasks can be relied on for (spec 4.2 rule 3 names only custom fields). */
+export function needsTaskQuery(filters: IDataObject, statuses = statusFilter(filters)): boolean {
+	return statuses.length > 0 || String(filters.assignee_uid ?? '').trim() !== '' || filters.archived === true;
+}
+
+/**
+ * The same filters as a POST /tasks/query condition (spec 4.3), for what GET /tasks has no documented parameter
+ * for: status, assignee, a time. `extra` conditions (e.g. on updated_at) are added with AND.
+ */
+export function taskQueryCondition(node: INode, filters: IDataObject, statuses = statusFilter(filters), extra: IDataObject[] = []): IDataObject {
+	const conditions: IDataObject[] = [];
+	for (const { name, value } of customFieldFilters(filters)) {
+		if (!name) throw new NodeOperationError(node, 'A Custom Fields filter has no name');
+		const forms = storedForms(value);
+		conditions.push(
+			forms.length === 1
+				? { field: `fields.${name}`, operator: '==', value }
+				: { field: `fields.${name}`, operator: 'in', value: forms },
+		);
+	}
+	if (statuses.length === 1) conditions.push({ field: 'status', operator: '==', value: statuses[0] });
+	if (statuses.length > 1) conditions.push({ field: 'status', operator: 'in', value: statuses });
+	const assignee = String(filters.assignee_uid ?? '').trim();
+	if (assignee) conditions.push({ field: 'assignee_uid', operator: '==', value: assignee.toLowerCase() });
+	conditions.push(...extra);
+	if (conditions.length === 0) return {};
+	return conditions.length === 1 ? conditions[0] : { combinator: 'and', conditions };
+}
+
+/** Only the custom field filters, as GET /tasks query parameters (the one kind of filter the spec names for it). */
+export function customFieldQuery(node: INode, filters: IDataObject): IDataObject {
+	return taskListQuery(node, { customFields: filters.customFields }, []);
+}

@@ -1,10 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../transport/client';
+import { queryTasks } from '../../transport/queryTasks';
+import { invalidParameter } from '../shared/parameters';
 import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
-import { taskFilterOptions, taskListQuery } from '../shared/taskFilters';
+import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../shared/taskFilters';
 import { pick, TASK_EXPAND } from './get';
 
 export const description: INodeProperties[] = [
@@ -24,14 +26,15 @@ export const description: INodeProperties[] = [
 				name: 'search',
 				type: 'string',
 				default: '',
-				description: 'Full-text search. The service searches at most 10 × the page size of tasks.',
+				description:
+					'Full-text search (query parameter search, the name the existing integration uses; the spec does not name it). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
 			},
 			{
 				displayName: 'Updated After',
 				name: 'updated_at_after',
 				type: 'dateTime',
 				default: '',
-				description: 'Only tasks updated after this time (query parameter updated_at_after)',
+				description: 'Only tasks updated after this time (a condition on updated_at of POST /tasks/query)',
 			},
 		] as INodeProperties[]).sort((a, b) => a.displayName.localeCompare(b.displayName)),
 	},
@@ -46,15 +49,40 @@ export const description: INodeProperties[] = [
 	},
 ];
 
+/**
+ * GET /tasks for what the spec documents on it (custom field filters, search, paging); POST /tasks/query for status,
+ * assignee, archived and time, which GET /tasks has no documented parameter for (a server may read an unknown
+ * parameter as a custom field filter and return nothing). Either way the node checks each task against the filters.
+ */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
-	const max = maxResults(this, itemIndex);
+	const max = maxResults(this, itemIndex) ?? Infinity;
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
-	const qs: IDataObject = { ...taskListQuery(this.getNode(), filters), ...expandQuery(expand) };
-	if (filters.search) qs.search = filters.search;
-	if (filters.updated_at_after) qs.updated_at_after = new Date(String(filters.updated_at_after)).toISOString();
-	const tasks = await client.list({ method: 'GET', path: '/tasks', qs, itemIndex }, PAGE_SIZE, max);
+	const updatedAfter = filters.updated_at_after ? new Date(String(filters.updated_at_after)) : undefined;
+	if (updatedAfter && Number.isNaN(updatedAfter.getTime())) {
+		throw invalidParameter(this, itemIndex, 'Updated After', `is not a date and time: ${JSON.stringify(filters.updated_at_after)}`);
+	}
+	const matches = taskMatcher(filters);
+	const newEnough = (task: IDataObject) => !updatedAfter || Date.parse(String(task.updated_at)) > updatedAfter.getTime();
+	let tasks: IDataObject[];
+	if (!filters.search && (needsTaskQuery(filters) || updatedAfter)) {
+		const extra = updatedAfter ? [{ field: 'updated_at', operator: '>', value: updatedAfter.toISOString() }] : [];
+		const body: IDataObject = { condition: taskQueryCondition(this.getNode(), filters, undefined, extra) };
+		if (expand.length > 0) body.expand = expand;
+		tasks = await queryTasks(client, { body, archived: filters.archived === true, maxItems: max, itemIndex });
+		tasks = tasks.filter((task) => matches(task) && newEnough(task));
+	} else {
+		const qs: IDataObject = { ...customFieldQuery(this.getNode(), filters), ...expandQuery(expand) };
+		if (filters.search) qs.search = filters.search;
+		if (filters.archived === true) qs.archived = true;
+		tasks = [];
+		for await (const page of client.pages({ method: 'GET', path: '/tasks', qs, itemIndex }, PAGE_SIZE, filters.search ? Infinity : max)) {
+			tasks.push(...page.filter((task) => matches(task) && newEnough(task)));
+			if (tasks.length >= max) break;
+		}
+		tasks = tasks.slice(0, max);
+	}
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
 }

@@ -1,9 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../transport/client';
+import { queryTasks } from '../../transport/queryTasks';
 import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
 import { invalidParameter, jsonObject } from '../shared/parameters';
-import { checkExpand, maxResults, PAGE_SIZE } from '../shared/read';
+import { checkExpand, maxResults } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
 import { pick, TASK_EXPAND } from './get';
 
@@ -63,6 +64,13 @@ export const description: INodeProperties[] = [
 						placeholder: 'e.g. status or fields.ticket_id',
 					},
 					{
+						displayName: 'Negate',
+						name: 'negated',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to match tasks that do NOT meet the condition',
+					},
+					{
 						displayName: 'Operator',
 						name: 'operator',
 						type: 'options',
@@ -77,11 +85,19 @@ export const description: INodeProperties[] = [
 						description: 'For "in", a comma-separated list',
 					},
 					{
-						displayName: 'Negate',
-						name: 'negated',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to match tasks that do NOT meet the condition',
+						displayName: 'Value Type',
+						name: 'valueType',
+						type: 'options',
+						default: 'string',
+						description:
+							'How the value is sent. The service compares a custom field with the type it was stored with, so a number stored as 1 is matched by Number, not by String.',
+						options: [
+							{ name: 'Boolean', value: 'boolean', description: 'True or false' },
+							{ name: 'JSON', value: 'json', description: 'Any JSON value, e.g. {"a": 1} or [1, 2]' },
+							{ name: 'Null', value: 'null', description: 'The value is ignored; null is sent' },
+							{ name: 'Number', value: 'number', description: 'A number such as 1 or 2.5' },
+							{ name: 'String', value: 'string', description: 'The text as typed' },
+						],
 					},
 				],
 			},
@@ -145,13 +161,47 @@ export const description: INodeProperties[] = [
 	},
 ];
 
+/** A condition's value with the type the row asks for (rows from before Value Type existed send strings, as then). */
+function typedValue(ctx: IExecuteFunctions, itemIndex: number, row: number, type: unknown, raw: unknown): unknown {
+	const parameter = `Conditions (row ${row}) > Value`;
+	const text = typeof raw === 'string' ? raw.trim() : raw;
+	switch (type) {
+		case 'number': {
+			const number = typeof text === 'number' ? text : text === '' ? NaN : Number(text);
+			if (!Number.isFinite(number)) throw invalidParameter(ctx, itemIndex, parameter, `is not a number: ${JSON.stringify(raw)}`);
+			return number;
+		}
+		case 'boolean':
+			if (text === true || text === 'true') return true;
+			if (text === false || text === 'false') return false;
+			throw invalidParameter(ctx, itemIndex, parameter, `is not true or false: ${JSON.stringify(raw)}`);
+		case 'null':
+			return null;
+		case 'json':
+			if (typeof raw !== 'string') return raw;
+			try {
+				return JSON.parse(raw);
+			} catch (error) {
+				throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
+			}
+		default:
+			return typeof raw === 'string' ? raw : String(raw ?? '');
+	}
+}
+
 function builtQuery(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
 	const rows = ctx.getNodeParameter('conditions.condition', itemIndex, []) as IDataObject[];
 	const conditions = rows.map((row, position) => {
 		const field = String(row.field ?? '').trim();
 		if (!field) throw invalidParameter(ctx, itemIndex, `Conditions (row ${position + 1}) > Field`, 'is empty');
 		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
-		const value = operator === 'in' ? String(row.value ?? '').split(',').map((entry) => entry.trim()) : row.value;
+		const type = row.valueType ?? 'string';
+		const value =
+			operator === 'in' && type !== 'json'
+				? String(row.value ?? '')
+						.split(',')
+						.map((entry) => typedValue(ctx, itemIndex, position + 1, type, entry.trim()))
+				: typedValue(ctx, itemIndex, position + 1, type, row.value);
 		return { field, operator, value, negated: row.negated === true };
 	});
 	const sorts = (ctx.getNodeParameter('sorts.sort', itemIndex, []) as IDataObject[]).map(({ field, direction }) => ({
@@ -176,8 +226,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const expand = checkExpand(this, itemIndex, options.expand ?? body.expand, TASK_EXPAND);
 	if (expand.length > 0) body.expand = expand;
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
-	const qs = { archived: options.archived === true };
-	// A query reads; sending it twice changes nothing, so it is retried like a GET.
-	const tasks = await client.list({ method: 'POST', path: '/tasks/query', qs, body, idempotent: true, itemIndex }, PAGE_SIZE, max);
+	// Every match or the first `max`, paged whichever way the server allows (never a silent first page).
+	const tasks = await queryTasks(client, { body, archived: options.archived === true, maxItems: max, itemIndex });
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
 }

@@ -24,7 +24,7 @@ export const description: INodeProperties[] = [
 		default: false,
 		displayOptions: showFor('task', 'update'),
 		description:
-			'Other custom fields are always kept now: the node reads the tasks in bulk before writing and sends their other custom fields along, whichever way the server treats fields. This option no longer changes anything; it stays for saved workflows.',
+			'Whether to keep the other custom fields. They are now always kept: the node reads the tasks in bulk before writing and sends their other custom fields along, whichever way the server treats fields. This option stays for saved workflows and no longer changes anything.',
 	},
 ];
 

@@ -14,6 +14,15 @@ module.exports = {
 			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
 		},
 		{
+			// The node's tests again, on a simulator that takes the unfriendly reading of every open point of the spec.
+			displayName: 'unit-strict',
+			rootDir,
+			testEnvironment: 'node',
+			transform,
+			testMatch: ['<rootDir>/test/node/**/*.test.ts', '<rootDir>/test/transport/**/*.test.ts', '<rootDir>/test/triggers/poll-trigger.test.ts', '<rootDir>/test/open-points/**/*.test.ts'],
+			setupFiles: ['<rootDir>/test/helpers/strict-profile.ts'],
+		},
+		{
 			displayName: 'e2e',
 			rootDir,
 			testEnvironment: 'node',

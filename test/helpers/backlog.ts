@@ -2,7 +2,8 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
-import type { Simulator } from '../simulator/simulator';
+import type { Readings, Simulator } from '../simulator/simulator';
+import { readingsFor } from '../simulator/simulator';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';
@@ -59,4 +60,9 @@ export const byId = (uid: string) => ({ __rl: true, mode: 'id', value: uid });
 /** Requests that write: everything but GET and POST /tasks/query (the bulk reads before a write). */
 export function writesSent(sim: Simulator) {
 	return sim.requests.filter((request) => request.method !== 'GET' && request.path !== '/tasks/query');
+}
+
+/** The simulator's effective readings of the spec's open points (the profile, and any reading set alone). */
+export function readingsOf(sim: Simulator): Readings {
+	return readingsFor(sim.options);
 }

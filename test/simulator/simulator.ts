@@ -784,6 +784,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		windowMs: 60000,
 		maxPageSize: 100,
 		webhooks: [],
+		// The test matrix runs the same suites on each profile (jest project unit-strict sets SIM_PROFILE).
+		profile: (process.env.SIM_PROFILE as Profile | undefined) || undefined,
 		...options,
 	};
 	// maxBatchSize has no stored default: the profile decides it unless it is set (see readingsFor).

@@ -155,7 +155,8 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
 			const chunk = missing.slice(start, start + UIDS_PER_READ);
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
-			for (const task of await queryTasks(client, { body: { condition }, archived, itemIndex })) {
+			// At most one task per uid: once as many came back as were asked for, no page can follow.
+			for (const task of await queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex })) {
 				const uid = String(task.uid).toLowerCase();
 				if (wanted.has(uid)) found.set(uid, task);
 			}

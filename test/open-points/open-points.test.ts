@@ -176,6 +176,23 @@ describe('Batch size limit (not shown) and how a too-long batch is refused', () 
 	});
 });
 
+describe('Sync Backlog on a server that caps batches without saying so', () => {
+	it('Sync Backlog of 2,000 new tickets costs 1 listing, 2 bulk reads per 1,000 uids, 1 refused batch and ceil(N / 50) batches', async () => {
+		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });
+		const n = 2000;
+		const items = Array.from({ length: n }, (_, i) => ({ id: String(i), title: `Ticket ${i}` }));
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.title }}', sourceValue: 'bulk' },
+			{ items },
+		);
+		expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(n);
+		expect(sim.requests.filter((request) => request.status === 429)).toHaveLength(0);
+		expect(sim.requests).toHaveLength(1 + 2 * Math.ceil(n / 1000) + 1 + Math.ceil(n / 50));
+	}, 60_000);
+});
+
 describe('/tasks/query paging: not documented (facts: no cursor); limit in body or query; its maximum', () => {
 	it.each([
 		['a cursor', { queryPaging: 'cursor' as const }],

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -329,6 +330,18 @@ describe('Task Backlog Poll Trigger', () => {
 		const created: string[] = [];
 		for (let i = 0; i < 35; i++) created.push((await create(`Backlog ${i}`)).uid);
 		expect(uids(await p.poll())).toEqual(created);
+		expect(await p.poll()).toBeNull();
+	});
+
+	it('tasks written by one batch share one updated_at (one timestamp per batch) and are each emitted once', async () => {
+		await start({ maxPageSize: 10, readings: { batchStamp: 'perBatch', queryPaging: 'none', queryMaxLimit: 10 } });
+		sim.seedTasks(2);
+		const p = poller({ event: 'newTask' });
+		await p.poll();
+		const items = Array.from({ length: 25 }, (_, i) => ({ uid: randomUUID(), fields: { title: `Batch ${i}` } }));
+		await api('PUT', '/tasks/batch', { items });
+		expect(new Set(items.map((item) => sim.tasks.get(item.uid)!.updated_at)).size).toBe(1);
+		expect(uids(await p.poll()).sort()).toEqual(items.map((item) => item.uid).sort());
 		expect(await p.poll()).toBeNull();
 	});
 

@@ -30,5 +30,15 @@ module.exports = {
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			setupFilesAfterEnv: ['<rootDir>/test/e2e/lib/setup.ts'],
 		},
+		{
+			// The node and trigger files in real n8n again, against the strict simulator.
+			displayName: 'e2e-strict',
+			rootDir,
+			testEnvironment: 'node',
+			transform,
+			testMatch: ['<rootDir>/test/e2e/node.test.ts', '<rootDir>/test/e2e/triggers.test.ts'],
+			setupFiles: ['<rootDir>/test/helpers/strict-profile.ts'],
+			setupFilesAfterEnv: ['<rootDir>/test/e2e/lib/setup.ts'],
+		},
 	],
 };

@@ -55,6 +55,31 @@ describe('Task > Create', () => {
 		expect(sim.tasks.size).toBe(1);
 	});
 
+	it('without Continue On Fail, no batch is sent after one that failed all its attempts', async () => {
+		sim.failNext({ status: 503, when: (request) => request.method === 'PUT' && request.path === '/tasks/batch' });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.title }}', requestOptions: { maxAttempts: 1 } },
+			{ items: tickets(250) },
+		);
+		expect(run.error).toBeDefined();
+		expect(sent(sim, 'PUT', '/tasks/batch')).toHaveLength(1);
+		expect(sim.tasks.size).toBe(0);
+	});
+
+	it('with Continue On Fail, the items of a failed batch are error rows and the other batches are written', async () => {
+		sim.failNext({ status: 503, when: (request) => request.method === 'PUT' && request.path === '/tasks/batch' });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.title }}', requestOptions: { maxAttempts: 1 } },
+			{ items: tickets(250), continueOnFail: true },
+		);
+		expect(run.error).toBeUndefined();
+		expect(run.json.filter((json) => json.error)).toHaveLength(100);
+		expect(run.items.slice(0, 100).every((item) => item.json.httpCode === '503')).toBe(true);
+		expect(sim.tasks.size).toBe(150);
+	});
+
 	it('every output item is paired with its input item', async () => {
 		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.title }}' }, { items: tickets(3) });
 		expect(run.items.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);

@@ -24,7 +24,7 @@ const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 const CREATED_UID = '7a0f8a52-3c1e-4f5b-9e2d-0c6b1a2f3e41';
 const WRITE = /^(PUT|PATCH|POST|DELETE)$/;
 /** Requests that write (the bulk reads before a write, POST /tasks/query, are reads). */
-const writesOf = (requests: Array<{ method: string; path: string }>) =>
+const writesOf = <T extends { method: string; path: string }>(requests: T[]): T[] =>
 	requests.filter((request) => WRITE.test(request.method) && request.path !== '/tasks/query');
 
 /** Three open tickets, then Sync Backlog of the source `e2e-sync` (S-0 of that source is no longer open). */

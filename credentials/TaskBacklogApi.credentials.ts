@@ -6,6 +6,23 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { USER_AGENT } from '../nodes/TaskBacklog/transport/version';
+
+/**
+ * Whether the credential test may send the token to the Base URL: https://, http:// to a loopback host, or
+ * http:// anywhere once "Allow Insecure HTTP" is on (the same rule as the nodes' client, transport/client.ts).
+ */
+const SECURE_ENOUGH =
+	'(/^https:\\/\\//i.test(String($credentials.baseUrl).trim()) || /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(String($credentials.baseUrl).trim()) || $credentials.allowInsecureHttp === true)';
+
+const redirectRule = (status: number) => ({
+	type: 'responseCode' as const,
+	properties: {
+		value: status,
+		message: `The Base URL answered with a redirect (${status}). The token is never sent to a redirect target: set the Base URL to the address the service really answers at, e.g. its https:// address ending in /api/v1.`,
+	},
+});
+
 export class TaskBacklogApi implements ICredentialType {
 	name = 'taskBacklogApi';
 
@@ -76,6 +93,14 @@ export class TaskBacklogApi implements ICredentialType {
 			description:
 				'Length of the window the requests-per-minute budget applies to. Keep 60 unless your account has another limit.',
 		},
+		{
+			displayName: 'Allow Insecure HTTP',
+			name: 'allowInsecureHttp',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to accept a plain http:// Base URL on a host other than localhost, 127.0.0.1 or ::1. The API token then travels unencrypted: turn it on only inside a network you trust.',
+		},
 	];
 
 	// The header value is an expression over the stored token, so the token never leaves the credential store
@@ -91,12 +116,23 @@ export class TaskBacklogApi implements ICredentialType {
 
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{$credentials.baseUrl.replace(/\\/+$/, "")}}',
+			baseURL: '={{String($credentials.baseUrl).trim().replace(/\\/+$/, "")}}',
 			url: '/accounts/me',
 			method: 'GET',
-			headers: { 'User-Agent': 'n8n-nodes-task-backlog/0.1.0' },
+			headers: { 'User-Agent': USER_AGENT },
+			// The token goes to the Base URL only: a redirect fails the test (see the rules below).
+			disableFollowRedirect: true,
+			sendCredentialsOnCrossOriginRedirect: false,
+			// A plain http:// Base URL that is not allowed is refused before anything is sent (n8n checks the
+			// request's host against this list first; no host can match the text).
+			allowedDomains: `={{${SECURE_ENOUGH} ? "" : "none: a plain http:// Base URL needs Allow Insecure HTTP turned on in the credential (or use https://)"}}`,
 		},
 		rules: [
+			redirectRule(301),
+			redirectRule(302),
+			redirectRule(303),
+			redirectRule(307),
+			redirectRule(308),
 			{
 				type: 'responseCode',
 				properties: {

@@ -1,6 +1,9 @@
 import type {
+	ICredentialsDecrypted,
+	ICredentialTestFunctions,
 	IDataObject,
 	IHookFunctions,
+	INodeCredentialTestResult,
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
@@ -10,8 +13,19 @@ import type {
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
 import { acceptedEvents, eventKind, eventsOf, KNOWN_EVENTS } from './events';
+import { deliveryKey, firstDelivery } from './replay';
 import type { Headers, VerificationMethod, VerificationSettings } from './verify';
 import { verifyRequest } from './verify';
+
+export const WEBHOOK_CREDENTIAL_TYPE = 'taskBacklogWebhookApi';
+
+/** Headers never copied into the output by "Include Headers", besides the configured secret and signature headers. */
+const PRIVATE_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
+
+/** How long a delivery is remembered when the request carries no usable timestamp window. */
+const DEFAULT_REMEMBER_MS = 300_000;
+
+const SIGNED = ['sharedSecret', 'hmacSha256'];
 
 /** What the service gets back for every request it may stop resending: quick and small. */
 const RECEIVED = { received: true };
@@ -28,12 +42,23 @@ export class TaskBacklogTrigger implements INodeType {
 		name: 'taskBacklogTrigger',
 		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1: the secret comes from the Task Backlog Webhook credential by default. Workflows saved with version 1
+		// keep reading it from the node's own parameters, as they always did.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: '={{($parameter["events"] || []).join(", ") || "All events"}}',
 		description: 'Starts the workflow when the Task Backlog Service sends an event to this webhook',
 		defaults: { name: 'Task Backlog Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'taskBacklogWebhookApi',
+				required: true,
+				testedBy: 'webhookSecretTest',
+				displayOptions: { show: { authentication: SIGNED, secretSource: ['credential'] } },
+			},
+		],
 		webhooks: [
 			{
 				name: 'default',
@@ -96,6 +121,50 @@ export class TaskBacklogTrigger implements INodeType {
 				description:
 					'How to check that a request comes from the service. A request that fails the check gets 401 and starts nothing.',
 			},
+			// Two definitions of one parameter, told apart by node version: a new parameter's default also applies to
+			// workflows saved before it existed, so version 1 defaults to where those workflows keep their secret.
+			{
+				displayName: 'Secret Source',
+				name: 'secretSource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{
+						name: 'Credential',
+						value: 'credential',
+						description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
+					},
+					{
+						name: 'Node Parameters (Legacy)',
+						value: 'parameters',
+						description: 'The secret is a parameter of this node, stored in clear in the workflow',
+					},
+				],
+				default: 'parameters',
+				displayOptions: { show: { '@version': [1], authentication: SIGNED } },
+				description: 'Where the secret agreed with the service is kept. Prefer Credential.',
+			},
+			{
+				displayName: 'Secret Source',
+				name: 'secretSource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{
+						name: 'Credential',
+						value: 'credential',
+						description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
+					},
+					{
+						name: 'Node Parameters (Legacy)',
+						value: 'parameters',
+						description: 'The secret is a parameter of this node, stored in clear in the workflow',
+					},
+				],
+				default: 'credential',
+				displayOptions: { show: { '@version': [{ _cnd: { gte: 1.1 } }], authentication: SIGNED } },
+				description: 'Where the secret agreed with the service is kept',
+			},
 			{
 				displayName: 'Secret',
 				name: 'secret',
@@ -103,15 +172,16 @@ export class TaskBacklogTrigger implements INodeType {
 				typeOptions: { password: true },
 				default: '',
 				required: true,
-				displayOptions: { show: { authentication: ['sharedSecret', 'hmacSha256'] } },
-				description: 'The secret agreed with the service',
+				displayOptions: { show: { authentication: SIGNED, secretSource: ['parameters'] } },
+				description:
+					'The secret agreed with the service. Stored in clear in the workflow: prefer Secret Source "Credential".',
 			},
 			{
 				displayName: 'Header Name',
 				name: 'headerName',
 				type: 'string',
 				default: 'x-backlog-secret',
-				displayOptions: { show: { authentication: ['sharedSecret'] } },
+				displayOptions: { show: { authentication: ['sharedSecret'], secretSource: ['parameters'] } },
 				description: 'Header whose value must equal the secret',
 			},
 			{
@@ -119,7 +189,7 @@ export class TaskBacklogTrigger implements INodeType {
 				name: 'signatureHeader',
 				type: 'string',
 				default: 'x-backlog-signature',
-				displayOptions: { show: { authentication: ['hmacSha256'] } },
+				displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
 				description: 'Header carrying the hex HMAC-SHA256 digest; several comma-separated signatures are accepted',
 			},
 			{
@@ -127,7 +197,7 @@ export class TaskBacklogTrigger implements INodeType {
 				name: 'signaturePrefix',
 				type: 'string',
 				default: 'sha256=',
-				displayOptions: { show: { authentication: ['hmacSha256'] } },
+				displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
 				description: 'Text before the digest in the signature header. Leave empty if the header holds the digest only.',
 			},
 			{
@@ -135,9 +205,9 @@ export class TaskBacklogTrigger implements INodeType {
 				name: 'timestampHeader',
 				type: 'string',
 				default: 'x-backlog-timestamp',
-				displayOptions: { show: { authentication: ['hmacSha256'] } },
+				displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
 				description:
-					'Header carrying the send time in unix seconds; requests without it are rejected. Leave empty if the service sends none (replays then go undetected).',
+					'Header carrying the send time in unix seconds; requests without it are rejected. Leave empty if the service sends none (replays are then only caught while remembered).',
 			},
 			{
 				displayName: 'Replay Window (Seconds)',
@@ -147,14 +217,14 @@ export class TaskBacklogTrigger implements INodeType {
 				default: 300,
 				displayOptions: { show: { authentication: ['hmacSha256'] } },
 				description:
-					'Requests whose timestamp is further than this from now are rejected. 0 turns the age check off.',
+					'Requests whose timestamp is further than this from now are rejected, and a request already accepted is not accepted again within it. 0 turns the age check off (repeats are then remembered for 5 minutes).',
 			},
 			{
 				displayName: 'Signature Covers Timestamp',
 				name: 'signatureCoversTimestamp',
 				type: 'boolean',
 				default: false,
-				displayOptions: { show: { authentication: ['hmacSha256'] } },
+				displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
 				description:
 					'Whether the HMAC is computed over the timestamp, a dot and the raw body, instead of the raw body alone. Only then can a replayed body not be given a fresh timestamp.',
 			},
@@ -180,11 +250,39 @@ export class TaskBacklogTrigger implements INodeType {
 						type: 'boolean',
 						default: false,
 						description:
-							'Whether to output {headers, body} instead of the payload alone, e.g. to read the x-backlog-event header',
+							'Whether to output {headers, body} instead of the payload alone, e.g. to read the x-backlog-event header. The secret and signature headers, Authorization and Cookie are left out.',
+					},
+					{
+						displayName: 'Drop Repeated Deliveries',
+						name: 'dropRepeats',
+						type: 'boolean',
+						default: true,
+						description:
+							'Whether a signed request identical to one already accepted within the replay window is acknowledged (200) without starting the workflow again. Applies to HMAC-SHA256 Signature.',
 					},
 				],
 			},
 		],
+	};
+
+	methods = {
+		credentialTest: {
+			// The service has nothing to ask about a webhook secret: the test checks the credential is usable.
+			async webhookSecretTest(
+				this: ICredentialTestFunctions,
+				credential: ICredentialsDecrypted,
+			): Promise<INodeCredentialTestResult> {
+				const data = credential.data ?? {};
+				if (!String(data.secret ?? '')) return { status: 'Error', message: 'The Secret is empty' };
+				if (data.signatureCoversTimestamp === true && !String(data.timestampHeader ?? '').trim()) {
+					return { status: 'Error', message: 'Signature Covers Timestamp needs a Timestamp Header' };
+				}
+				return {
+					status: 'OK',
+					message: 'The secret is set. It is checked on every request the service sends to the trigger.',
+				};
+			},
+		},
 	};
 
 	// The service has no API to register or remove a webhook (spec section 6), so there is nothing remote to
@@ -222,18 +320,29 @@ export class TaskBacklogTrigger implements INodeType {
 			: Buffer.from(JSON.stringify(this.getBodyData() ?? {}), 'utf8');
 
 		const method = this.getNodeParameter('authentication', 'none') as VerificationMethod;
+		const options = this.getNodeParameter('options', {}) as IDataObject;
+		let settings: VerificationSettings | undefined;
 		if (method !== 'none') {
-			const settings = verificationSettings(this, method);
-			const verdict = verifyRequest(settings, headers, rawBody, Date.now());
+			settings = await verificationSettings(this, method);
+			const now = Date.now();
+			const verdict = verifyRequest(settings, headers, rawBody, now);
 			if (!verdict.ok) {
 				// Logged so that a misconfigured secret can be found; the request starts no execution.
 				this.logger.warn(`Task Backlog Trigger rejected a request: ${verdict.reason}`);
 				this.getResponseObject().status(401).json({ received: false, error: 'Unauthorized' });
 				return { noWebhookResponse: true };
 			}
+			if (verdict.signature && options.dropRepeats !== false) {
+				const scope = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
+				const key = deliveryKey([verdict.signature.digest]);
+				if (!firstDelivery(scope, this.getWorkflowStaticData('node'), key, now, rememberMs(settings, verdict.signature.sentAtMs, now))) {
+					// Acknowledged so that the service stops resending it; the first copy already started the workflow.
+					this.logger.info('Task Backlog Trigger acknowledged a repeated delivery without starting the workflow');
+					return { webhookResponse: { ...RECEIVED, duplicate: true } };
+				}
+			}
 		}
 
-		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const accepted = acceptedEvents(this.getNodeParameter('events', []), this.getNodeParameter('otherEvents', ''));
 		const eventField = String(options.eventField ?? 'type').trim() || 'type';
 		const events = eventsOf(this.getBodyData(), rawBody).filter((event) => {
@@ -244,15 +353,55 @@ export class TaskBacklogTrigger implements INodeType {
 		// Acknowledged with 200 so the service does not resend it, but no execution starts.
 		if (events.length === 0) return { webhookResponse: { ...RECEIVED, ignored: true } };
 
+		const shownHeaders = options.includeHeaders ? publicHeaders(this, headers, settings) : undefined;
 		const items: INodeExecutionData[] = events.map((event) => ({
-			json: options.includeHeaders ? { headers: headers as IDataObject, body: event } : event,
+			json: shownHeaders ? { headers: shownHeaders, body: event } : event,
 		}));
 		return { webhookResponse: RECEIVED, workflowData: [items] };
 	}
 }
 
-function verificationSettings(ctx: IWebhookFunctions, method: VerificationMethod): VerificationSettings {
-	const text = (name: string, fallback: string) => String(ctx.getNodeParameter(name, fallback) ?? '');
+/**
+ * How long an accepted delivery could be accepted again: until its timestamp leaves the replay window when the
+ * signature covers the timestamp; otherwise (a fresh timestamp can be put on an old body) for one window.
+ */
+function rememberMs(settings: VerificationSettings, sentAtMs: number | undefined, nowMs: number): number {
+	const windowMs = settings.replayWindowSeconds * 1000;
+	if (windowMs <= 0) return DEFAULT_REMEMBER_MS;
+	if (settings.signatureCoversTimestamp && sentAtMs !== undefined) return Math.max(sentAtMs + windowMs - nowMs, 0) + 1000;
+	return windowMs;
+}
+
+/** The request headers without those that carry the secret, a signature or someone's session. */
+function publicHeaders(ctx: IWebhookFunctions, headers: Headers, settings: VerificationSettings | undefined): IDataObject {
+	const text = (name: string, fallback: string) => {
+		const value = ctx.getNodeParameter(name, fallback);
+		return typeof value === 'string' ? value : fallback;
+	};
+	const hidden = new Set(
+		[
+			...PRIVATE_HEADERS,
+			'x-backlog-secret',
+			'x-backlog-signature',
+			text('headerName', 'x-backlog-secret'),
+			text('signatureHeader', 'x-backlog-signature'),
+			settings?.secretHeader ?? '',
+			settings?.signatureHeader ?? '',
+		]
+			.map((name) => name.trim().toLowerCase())
+			.filter((name) => name !== ''),
+	);
+	return Object.fromEntries(
+		Object.entries(headers).filter(([name]) => !hidden.has(name.toLowerCase())),
+	) as IDataObject;
+}
+
+async function verificationSettings(ctx: IWebhookFunctions, method: VerificationMethod): Promise<VerificationSettings> {
+	const fromCredential = ctx.getNodeParameter('secretSource', 'parameters') === 'credential';
+	const stored = fromCredential ? await ctx.getCredentials(WEBHOOK_CREDENTIAL_TYPE) : undefined;
+	const read = (name: string, fallback: unknown): unknown =>
+		stored ? (stored[name] ?? fallback) : ctx.getNodeParameter(name, fallback as string);
+	const text = (name: string, fallback: string) => String(read(name, fallback) ?? '');
 	const settings: VerificationSettings = {
 		method,
 		secret: text('secret', ''),
@@ -261,14 +410,20 @@ function verificationSettings(ctx: IWebhookFunctions, method: VerificationMethod
 		signaturePrefix: text('signaturePrefix', 'sha256='),
 		timestampHeader: method === 'hmacSha256' ? text('timestampHeader', 'x-backlog-timestamp').trim() : '',
 		replayWindowSeconds: Number(ctx.getNodeParameter('replayWindowSeconds', 300)) || 0,
-		signatureCoversTimestamp: ctx.getNodeParameter('signatureCoversTimestamp', false) === true,
+		signatureCoversTimestamp: read('signatureCoversTimestamp', false) === true,
 	};
 	// A configuration error is the workflow owner's to fix, so it fails the execution visibly instead of
 	// turning every request away without a trace.
 	if (!settings.secret) {
-		throw new NodeOperationError(ctx.getNode(), 'The Secret is empty', {
-			description: 'Enter the secret agreed with the Task Backlog Service, or set Authentication to None.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			fromCredential ? "The Task Backlog Webhook credential's Secret is empty" : 'The Secret is empty',
+			{
+				description: fromCredential
+					? 'Enter the secret agreed with the Task Backlog Service in the credential, or set Authentication to None.'
+					: 'Enter the secret agreed with the Task Backlog Service, or set Authentication to None.',
+			},
+		);
 	}
 	if (method === 'hmacSha256' && settings.signatureCoversTimestamp && !settings.timestampHeader) {
 		throw new NodeOperationError(ctx.getNode(), 'Signature Covers Timestamp needs a Timestamp Header', {

@@ -21,7 +21,13 @@ export interface VerificationSettings {
 
 export type Headers = Record<string, string | string[] | undefined>;
 
-export type Verdict = { ok: true } | { ok: false; reason: string };
+/**
+ * `signature` (HMAC only): the digest the request was verified with, and the timestamp it was checked against;
+ * the same pair again is the same delivery.
+ */
+export type Verdict =
+	| { ok: true; signature?: { digest: string; sentAtMs?: number } }
+	| { ok: false; reason: string };
 
 const reject = (reason: string): Verdict => ({ ok: false, reason });
 
@@ -69,11 +75,13 @@ export function verifyRequest(settings: VerificationSettings, headers: Headers, 
 	}
 
 	let timestamp: string | undefined;
+	let sentAtMs: number | undefined;
 	if (settings.timestampHeader.trim()) {
 		timestamp = headerValue(headers, settings.timestampHeader)?.trim();
 		if (!timestamp) return reject(`missing ${settings.timestampHeader} header`);
 		const sentAt = parseTimestamp(timestamp);
 		if (sentAt === undefined) return reject(`unreadable ${settings.timestampHeader} header`);
+		sentAtMs = sentAt;
 		if (settings.replayWindowSeconds > 0 && Math.abs(nowMs - sentAt) > settings.replayWindowSeconds * 1000) {
 			return reject('timestamp outside the replay window');
 		}
@@ -91,5 +99,5 @@ export function verifyRequest(settings: VerificationSettings, headers: Headers, 
 		.filter((part) => part !== '')
 		.map((part) => (prefix && part.toLowerCase().startsWith(prefix) ? part.slice(prefix.length) : part).toLowerCase())
 		.reduce((found, candidate) => safeEqual(candidate, expected) || found, false);
-	return matched ? { ok: true } : reject('signature does not match');
+	return matched ? { ok: true, signature: { digest: expected, sentAtMs } } : reject('signature does not match');
 }

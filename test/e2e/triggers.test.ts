@@ -104,7 +104,9 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	const twoWay = loadExample('two-way-sync.json');
 	const createAndForget = loadExample('create-and-forget.json');
 	const triggerNode = twoWay.nodes.find((node: any) => node.type === `${PKG}.taskBacklogTrigger`);
-	const secret: string = triggerNode.parameters.secret;
+	// The example keeps its secret in a Task Backlog Webhook API credential (imported below under the example's id).
+	const secret = 'e2e-webhook-secret-4f1d';
+	const webhookCredential = triggerNode.credentials.taskBacklogWebhookApi as { id: string; name: string };
 	const triggerPath = `/webhook/${triggerNode.webhookId}/webhook`;
 	const ticketPath = `/webhook/${createAndForget.nodes.find((node: any) => node.type === 'n8n-nodes-base.webhook').parameters.path}`;
 	let pollBaselineAt = 0;
@@ -119,6 +121,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 
 	beforeAll(async () => {
 		stage = await setUpStage(major);
+		await stage.folder.importCredentials([{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } }]);
 		for (const workflow of [twoWay, createAndForget, pollWorkflow()]) {
 			await stage.folder.importWorkflow(workflow);
 			await timed(`n8n ${major}.x activate ${workflow.id}`, () => stage.folder.activate(workflow.id));

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(async () => await sim.stop());
 beforeEach(() => {
 	sim.reset();
-	sim.configure({ readings: null, maxBatchSize: undefined });
+	sim.configure({ readings: undefined, maxBatchSize: undefined });
 });
 
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);

@@ -31,6 +31,7 @@ import { Expression, NodeHelpers, UnexpectedError, Workflow } from 'n8n-workflow
 import { HookContext, PollContext, WebhookContext } from 'n8n-core';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
+import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
 import { TestCredentialsHelper } from '../helpers/run-node';
 
 export interface TriggerSetup {
@@ -40,6 +41,10 @@ export interface TriggerSetup {
 	credentials?: ICredentialDataDecryptedObject;
 	/** Node static data; updated in place, as n8n keeps it on the active workflow between polls. */
 	staticData?: IDataObject;
+	/** The node's typeVersion as saved in the workflow. Default 1. */
+	typeVersion?: number;
+	/** Credential data for `taskBacklogWebhookApi` (the webhook trigger's secret), assigned to the node when given. */
+	webhookCredentials?: ICredentialDataDecryptedObject;
 }
 
 class Types implements INodeTypes {
@@ -62,14 +67,16 @@ class Types implements INodeTypes {
 	}
 }
 
-function credentialsHelper(data: ICredentialDataDecryptedObject | undefined) {
+function credentialsHelper(data: ICredentialDataDecryptedObject | undefined, webhookData?: ICredentialDataDecryptedObject) {
 	const type: ICredentialType = new TaskBacklogApi();
+	const webhookType: ICredentialType = new TaskBacklogWebhookApi();
+	const types = new Map([type, webhookType].map((known) => [known.name, known]));
 	// The shared helper's registry class is not exported; this object has the two methods it calls.
-	const registry = { get: (name: string) => (name === type.name ? type : undefined), parentTypes: () => [] };
-	return new TestCredentialsHelper(
-		registry as unknown as ConstructorParameters<typeof TestCredentialsHelper>[0],
-		data ? { [type.name]: data } : {},
-	);
+	const registry = { get: (name: string) => types.get(name), parentTypes: () => [] };
+	return new TestCredentialsHelper(registry as unknown as ConstructorParameters<typeof TestCredentialsHelper>[0], {
+		...(data && { [type.name]: data }),
+		...(webhookData && { [webhookType.name]: webhookData }),
+	});
 }
 
 function build(setup: TriggerSetup) {
@@ -83,10 +90,15 @@ function build(setup: TriggerSetup) {
 		name,
 		webhookId: 'b5a1c7e2-3f5d-4a8e-9c1b-2d7e6f0a9b31',
 		type: typeName,
-		typeVersion: 1,
+		typeVersion: setup.typeVersion ?? 1,
 		position: [0, 0],
 		parameters: structuredClone(setup.parameters),
-		...(setup.credentials && { credentials: { taskBacklogApi: { id: 'cred-1', name: 'Task Backlog' } } }),
+		...((setup.credentials || setup.webhookCredentials) && {
+			credentials: {
+				...(setup.credentials && { taskBacklogApi: { id: 'cred-1', name: 'Task Backlog' } }),
+				...(setup.webhookCredentials && { taskBacklogWebhookApi: { id: 'cred-2', name: 'Task Backlog Webhook' } }),
+			},
+		}),
 	};
 	const staticData: IDataObject = {};
 	if (setup.staticData) staticData[`node:${name}`] = setup.staticData;
@@ -101,7 +113,7 @@ function build(setup: TriggerSetup) {
 		settings: { executionOrder: 'v1' },
 	});
 	const additionalData = {
-		credentialsHelper: credentialsHelper(setup.credentials),
+		credentialsHelper: credentialsHelper(setup.credentials, setup.webhookCredentials),
 		executionId: 'trigger-execution',
 		currentNodeExecutionIndex: 0,
 		restApiUrl: 'http://localhost:5678/rest',

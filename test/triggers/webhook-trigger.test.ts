@@ -311,7 +311,8 @@ describe('Task Backlog Trigger webhook lifecycle', () => {
 			{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: 'webhook' },
 		]);
 		expect(node.description.inputs).toEqual([]);
-		expect(node.description.credentials).toBeUndefined();
+		// The only credential is the webhook secret's own: nothing is sent to the service.
+		expect(node.description.credentials?.map((credential) => credential.name)).toEqual(['taskBacklogWebhookApi']);
 		expect(JSON.stringify(node.description.properties)).toMatch(/no API to register/);
 	});
 

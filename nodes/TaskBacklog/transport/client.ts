@@ -11,7 +11,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { apiError, networkError } from './errors';
+import { apiError, networkError, redirectError, retryLaterError } from './errors';
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
 import { CREDENTIAL_TYPE, USER_AGENT } from './version';
@@ -110,6 +110,32 @@ export function normalizeBaseUrl(value: unknown): string | undefined {
 	return /^https?:\/\/[^/\s]+/i.test(url) ? url : undefined;
 }
 
+/** Hosts whose traffic never leaves the machine: plain http:// to them exposes the token to nobody else. */
+export function isLoopbackHost(hostname: string): boolean {
+	const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+	return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/**
+ * Whether the token may be sent to this base URL: https://, or http:// to a loopback host, or http:// anywhere
+ * when the credential's "Allow Insecure HTTP" is on.
+ */
+export function isSecureEnough(baseUrl: string, allowInsecureHttp: boolean): boolean {
+	if (/^https:\/\//i.test(baseUrl) || allowInsecureHttp) return true;
+	try {
+		return isLoopbackHost(new URL(baseUrl).hostname);
+	} catch {
+		return false;
+	}
+}
+
+/** The Location header of a response, whatever case or shape the headers came in. */
+function locationOf(headers: IDataObject | undefined): string | undefined {
+	const value = headers?.location ?? headers?.Location;
+	const first = Array.isArray(value) ? value[0] : value;
+	return typeof first === 'string' && first.trim() ? first.trim() : undefined;
+}
+
 interface Connection {
 	baseUrl: string;
 	headers: IDataObject;
@@ -141,6 +167,16 @@ export class BacklogClient {
 				this.ctx.getNode(),
 				`The Task Backlog API credential's Base URL "${String(credentials.baseUrl ?? '')}" is not an http(s) address`,
 				{ description: 'Set it to the API address with its version prefix, e.g. https://api.example.com/api/v1.' },
+			);
+		}
+		if (!isSecureEnough(baseUrl, credentials.allowInsecureHttp === true)) {
+			throw new NodeOperationError(
+				this.ctx.getNode(),
+				`The Task Backlog API credential's Base URL "${baseUrl}" uses plain http://, which would send the API token unencrypted`,
+				{
+					description:
+						'Use the https:// address of the service. Plain http:// is accepted for localhost, 127.0.0.1 and ::1, or anywhere when "Allow Insecure HTTP" is turned on in the credential (only on a network you trust).',
+				},
 			);
 		}
 		const token = String(credentials.token ?? '');
@@ -184,6 +220,9 @@ export class BacklogClient {
 						timeout: 30000,
 						returnFullResponse: true,
 						ignoreHttpStatusErrors: true,
+						// The token goes to the Base URL only: a redirect is answered with an error naming its target.
+						disableFollowRedirect: true,
+						sendCredentialsOnCrossOriginRedirect: false,
 					},
 				)) as IN8nHttpFullResponse;
 			} catch (error) {
@@ -209,14 +248,23 @@ export class BacklogClient {
 
 			const status = response.statusCode;
 			if (status >= 200 && status < 300) return response.body as T;
+			if (status >= 300 && status < 400) {
+				const location = locationOf(response.headers as IDataObject);
+				throw redirectError(node, status, location, { ...request, baseUrl }, redact);
+			}
 
 			const retryable = RETRIED_STATUSES.has(status) && (idempotent || status === 429);
 			if (!retryable || attempt >= this.retry.maxAttempts) {
-				const error = apiError(node, status, response.body, { ...request, attempts: attempt });
+				const error = apiError(node, status, response.body, { ...request, attempts: attempt }, redact);
 				if (status === 401) this.authFailure = error;
 				throw error;
 			}
 			const hinted = retryAfterMs(response.headers as IDataObject);
+			const longest = this.retry.maxDelayMs;
+			if (hinted !== undefined && hinted > longest) {
+				// Waiting that long would hold this execution (and, for a 429, every execution sharing the token).
+				throw retryLaterError(node, status, hinted, longest, response.body, { ...request, attempts: attempt }, redact);
+			}
 			const delay = hinted ?? this.backoffMs(attempt);
 			if (status === 429) limiter.pauseUntil(Date.now() + delay);
 			await sleep(delay);

@@ -64,25 +64,101 @@ export function responseBody(error: unknown): unknown {
 	return error instanceof Error ? responseBodies.get(error) : undefined;
 }
 
+/** Replaces a secret (the token) wherever it appears in text the service sent back. */
+export type Redact = (text: string) => string;
+
+const keepAsIs: Redact = (text) => text;
+
+/** A copy of a parsed body with every string (keys included) passed through `redact`. */
+export function redactDeep(value: unknown, redact: Redact): unknown {
+	if (typeof value === 'string') return redact(value);
+	if (Array.isArray(value)) return value.map((entry) => redactDeep(entry, redact));
+	if (value && typeof value === 'object') {
+		return Object.fromEntries(
+			Object.entries(value as Record<string, unknown>).map(([key, entry]) => [redact(key), redactDeep(entry, redact)]),
+		);
+	}
+	return value;
+}
+
 export function apiError(
 	node: INode,
 	status: number,
-	body: unknown,
+	rawBody: unknown,
 	request: { method: string; path: string; attempts: number; itemIndex?: number },
+	redact: Redact = keepAsIs,
 ): NodeApiError {
+	// Everything below is built from what the server sent, which may echo the token: redact it first, so
+	// neither the message, the description, the error's kept response nor the body read later can carry it.
+	const body = redactDeep(rawBody, redact);
 	const text = serverMessage(body);
 	const statusText = STATUS_TEXT[status] ?? 'Error';
-	const message = `${request.method} ${request.path} failed with ${status} ${statusText}${text ? `: ${text}` : ''}`;
+	const message = redact(`${request.method} ${request.path} failed with ${status} ${statusText}${text ? `: ${text}` : ''}`);
 	const response: JsonObject = { status, message: text ?? statusText };
 	if (body && typeof body === 'object') response.body = body as JsonObject;
 	const error = new NodeApiError(node, response, {
 		message,
-		description: fixFor(status, request.path, request.attempts),
+		description: redact(fixFor(status, request.path, request.attempts)),
 		httpCode: String(status),
 		itemIndex: request.itemIndex,
 	});
 	responseBodies.set(error, body);
 	return error;
+}
+
+/**
+ * A 3xx answer. The token is never sent on to the Location (the client does not follow redirects), so a
+ * redirect is reported with its target: usually the Base URL is an old or http:// address of the service.
+ */
+export function redirectError(
+	node: INode,
+	status: number,
+	location: string | undefined,
+	request: { method: string; path: string; baseUrl: string; itemIndex?: number },
+	redact: Redact = keepAsIs,
+): NodeApiError {
+	const target = location ? redact(location) : '(no Location header)';
+	return new NodeApiError(
+		node,
+		{ status, message: `Redirected to ${target}` },
+		{
+			message: redact(`${request.method} ${request.path} was redirected (${status}) to ${target}; redirects are not followed`),
+			description: redact(
+				`The API token is never sent to a redirect target. If ${target} is the right address of the service, set the Task Backlog API credential's Base URL (now ${request.baseUrl}) to it; otherwise check the Base URL.`,
+			),
+			httpCode: String(status),
+			itemIndex: request.itemIndex,
+		},
+	);
+}
+
+/** The service asked (Retry-After) for a longer wait than the retry policy allows: fail now, say when to retry. */
+export function retryLaterError(
+	node: INode,
+	status: number,
+	waitMs: number,
+	maxDelayMs: number,
+	rawBody: unknown,
+	request: { method: string; path: string; attempts: number; itemIndex?: number },
+	redact: Redact = keepAsIs,
+	nowMs = Date.now(),
+): NodeApiError {
+	const text = serverMessage(redactDeep(rawBody, redact));
+	const statusText = STATUS_TEXT[status] ?? 'Error';
+	const retryAt = new Date(nowMs + waitMs).toISOString();
+	const seconds = Math.ceil(waitMs / 1000);
+	return new NodeApiError(
+		node,
+		{ status, message: text ?? statusText, retryAfterSeconds: seconds, retryAt },
+		{
+			message: redact(
+				`${request.method} ${request.path} failed with ${status} ${statusText}: the service asks to retry after ${retryAt} (in ${seconds} s)${text ? `: ${text}` : ''}`,
+			),
+			description: `The service's Retry-After (${seconds} s) is longer than the longest wait between attempts (${Math.round(maxDelayMs / 1000)} s), so the node did not wait. Run the workflow again after ${retryAt}.`,
+			httpCode: String(status),
+			itemIndex: request.itemIndex,
+		},
+	);
 }
 
 export function networkError(

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../transport/uuid';
 import { showFor } from './descriptions';
-import { invalidParameter, requireUuid } from './parameters';
+import { invalidParameter, requireText, requireUuid } from './parameters';
 
 export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
 
@@ -80,7 +80,10 @@ export function uidForExternalId(
 	externalId: unknown,
 	namespace: unknown,
 ): string {
-	const id = String(externalId ?? '').trim();
+	// The caller may have turned the value into text already ("[object Object]"): what counts is what the
+	// parameter's expression returned, so that is checked too.
+	requireText(ctx, itemIndex, 'External ID', ctx.getNodeParameter('externalId', itemIndex, externalId));
+	const id = requireText(ctx, itemIndex, 'External ID', externalId).trim();
 	if (!id) throw invalidParameter(ctx, itemIndex, 'External ID', 'is empty');
 	return uuidV5(id, requireUuid(ctx, itemIndex, 'UID Namespace', namespace));
 }
@@ -94,7 +97,7 @@ export function readIdentity(
 	if (ctx.getNodeParameter('identifyBy', itemIndex) === 'uid') {
 		return { uid: requireUuid(ctx, itemIndex, 'UID', ctx.getNodeParameter('uid', itemIndex)), externalFields: {} };
 	}
-	const externalId = String(ctx.getNodeParameter('externalId', itemIndex, '')).trim();
+	const externalId = requireText(ctx, itemIndex, 'External ID', ctx.getNodeParameter('externalId', itemIndex, '')).trim();
 	const options = ctx.getNodeParameter('externalIdOptions', itemIndex, {}) as IDataObject;
 	const field = String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD);
 	return {

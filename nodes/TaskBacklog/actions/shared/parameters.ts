@@ -19,6 +19,34 @@ export function invalidParameter(
 	});
 }
 
+/** What a value is, in the words of an error message: "an object", "an array", "a boolean (true)", "NaN". */
+export function describeKind(value: unknown): string {
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'an array';
+	if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : `the number ${String(value)}`;
+	if (typeof value === 'boolean') return `a boolean (${String(value)})`;
+	if (typeof value === 'object') return 'an object';
+	return `a ${typeof value}`;
+}
+
+/**
+ * A text parameter as text. Only strings and finite numbers are accepted: an expression that returns an object,
+ * an array, a boolean, NaN or Infinity would otherwise become "[object Object]", "a,b", "true" or "NaN", the same
+ * for every item. Empty (undefined, null, '') is returned as ''; the caller decides whether that is allowed.
+ */
+export function requireText(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): string {
+	if (value === undefined || value === null) return '';
+	if (typeof value === 'string') return value;
+	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+	throw invalidParameter(
+		ctx,
+		itemIndex,
+		parameter,
+		`must be text or a number, but the value (or its expression) is ${describeKind(value)}`,
+		'Map a single field, e.g. {{ $json.ticket.id }} rather than {{ $json.ticket }}, or convert the value with .toString() if that text is really meant.',
+	);
+}
+
 export function requireUuid(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
@@ -26,6 +54,14 @@ export function requireUuid(
 	value: unknown,
 ): string {
 	const text = typeof value === 'string' ? value.trim() : value;
+	if (value !== undefined && value !== null && typeof value !== 'string') {
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`must be a UID (a UUID such as 3c90c3cc-0d44-4b50-8888-8dd25736052a), but the value (or its expression) is ${describeKind(value)}`,
+		);
+	}
 	if (!isUuid(text)) {
 		throw invalidParameter(
 			ctx,

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { customFieldRows } from './taskFilters';
-import { checkSize, invalidParameter, jsonObject, requireUuid } from './parameters';
+import { checkSize, invalidParameter, jsonObject, requireText, requireUuid } from './parameters';
 
 export const statusOptions: INodePropertyOptions[] = [
 	{ name: 'To Do', value: 'TODO' },
@@ -124,8 +124,9 @@ export function readFields(
 		if (!key) throw invalidParameter(ctx, itemIndex, 'Custom Fields', 'has a row without a name');
 		fields[key] = value as IDataObject[string];
 	}
-	if (given.title !== undefined) fields.title = given.title as string;
-	if (given.url !== undefined && given.url !== '') fields.url = given.url as string;
+	if (given.title !== undefined) fields.title = requireText(ctx, itemIndex, 'Title', given.title);
+	const url = requireText(ctx, itemIndex, 'URL', given.url);
+	if (url !== '') fields.url = url;
 	for (const [key, value] of Object.entries(fields)) checkSize(ctx, itemIndex, `fields.${key}`, value);
 	return fields;
 }
@@ -163,7 +164,7 @@ export function readTaskProperties(ctx: IExecuteFunctions, itemIndex: number, va
 }
 
 export function requireTitle(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string {
-	const title = typeof value === 'string' ? value.trim() : '';
+	const title = requireText(ctx, itemIndex, 'Title', value).trim();
 	if (!title) throw invalidParameter(ctx, itemIndex, 'Title', 'is empty; every task needs a title (fields.title)');
 	return title;
 }

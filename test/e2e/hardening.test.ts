@@ -1,0 +1,263 @@
+// Hardening (issue 11) in a real n8n, both majors (TASK_BACKLOG_E2E_MAJORS=2 runs one), the package installed from
+// its tarball:
+//  - a Base URL that redirects to another origin fails with an error naming the Location, and the other origin
+//    receives no request and no token, in a node run (`n8n execute`) and in n8n's own credential test (REST);
+//  - an External ID expression yielding an object fails before any request;
+//  - the same signed webhook delivered twice to the Task Backlog Trigger (secret in the Task Backlog Webhook API
+//    credential) starts one execution (`n8n start`).
+import { createHmac, randomUUID } from 'crypto';
+import { createServer, type IncomingMessage, type Server } from 'http';
+import type { AddressInfo } from 'net';
+import { networkInterfaces } from 'os';
+import { request } from 'undici';
+
+import type { N8nMajor, N8nServer } from './lib/n8n';
+import type { Stage } from './lib/backlog';
+import {
+	backlogNode,
+	codeNode,
+	importAndRun,
+	log,
+	manualWorkflow,
+	nodeError,
+	PKG,
+	printTimings,
+	runError,
+	setUpStage,
+	timed,
+	TOKEN,
+	waitFor,
+} from './lib/backlog';
+
+const MAJORS = (process.env.TASK_BACKLOG_E2E_MAJORS ?? '2,1').split(',').map((m) => Number(m.trim()) as N8nMajor);
+const TASK_UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
+const WEBHOOK_SECRET = 'e2e-webhook-secret-7c1d';
+const REDIRECT_CREDENTIAL = { id: 'hardenRedirect01', name: 'Task Backlog (redirecting Base URL)' };
+const WEBHOOK_CREDENTIAL = { id: 'hardenWebhook001', name: 'Task Backlog Webhook (e2e)' };
+
+interface Recorder {
+	origin: string;
+	received: Array<{ url: string; authorization?: string }>;
+	stop(): Promise<void>;
+}
+
+/** The machine's own non-loopback IPv4 address: a host that is not loopback yet reachable from n8n. */
+const publicAddress = Object.values(networkInterfaces())
+	.flat()
+	.find((entry) => entry && entry.family === 'IPv4' && !entry.internal)?.address;
+
+/** A plain server (on 127.0.0.1 by default) that records what reaches it; stopped by the test, or after 20 minutes. */
+async function recorder(
+	answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; body: unknown },
+	host = '127.0.0.1',
+): Promise<Recorder> {
+	const received: Recorder['received'] = [];
+	const server: Server = createServer((req, res) => {
+		received.push({ url: req.url ?? '', authorization: req.headers.authorization });
+		const { status, headers, body } = answer(req);
+		res.writeHead(status, { 'content-type': 'application/json', ...headers });
+		res.end(JSON.stringify(body));
+	});
+	await new Promise<void>((resolve) => server.listen(0, host, resolve));
+	const timer = setTimeout(() => server.close(), 20 * 60_000);
+	timer.unref();
+	return {
+		origin: `http://${host}:${(server.address() as AddressInfo).port}`,
+		received,
+		stop: async () => {
+			clearTimeout(timer);
+			server.closeAllConnections();
+			await new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+}
+
+async function http(method: string, url: string, opts: { body?: string | object; headers?: Record<string, string> } = {}) {
+	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
+	const res = await request(url, {
+		method: method as 'GET',
+		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
+		body,
+		headersTimeout: 60_000,
+		bodyTimeout: 60_000,
+	});
+	const text = await res.body.text();
+	let json: any;
+	try {
+		json = JSON.parse(text);
+	} catch {
+		json = undefined;
+	}
+	return { status: res.statusCode, text, json, headers: res.headers };
+}
+
+afterAll(() => printTimings('hardening'));
+
+describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
+	let stage: Stage;
+	let server: N8nServer | undefined;
+	let otherOrigin: Recorder;
+	let redirecting: Recorder;
+	const webhookId = randomUUID();
+	const webhookWorkflowId = `hardenWebhook${major}`.padEnd(16, '0');
+
+	const webhookWorkflow = () => ({
+		id: webhookWorkflowId,
+		name: `e2e: signed webhook delivered twice (${major}.x)`,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+		nodes: [
+			{
+				id: randomUUID(),
+				name: 'Signed event',
+				type: `${PKG}.taskBacklogTrigger`,
+				typeVersion: 1.1,
+				position: [0, 0],
+				webhookId,
+				parameters: { authentication: 'hmacSha256', options: {} },
+				credentials: { taskBacklogWebhookApi: WEBHOOK_CREDENTIAL },
+			},
+			{
+				id: randomUUID(),
+				position: [240, 0],
+				...backlogNode('Comment', {
+					resource: 'comment',
+					operation: 'create',
+					task: { __rl: true, mode: 'id', value: '={{ $json.data.task.uid }}' },
+					text: '={{ "Delivery " + $json.delivery }}',
+				}),
+			},
+		],
+		connections: { 'Signed event': { main: [[{ node: 'Comment', type: 'main', index: 0 }]] } },
+	});
+
+	beforeAll(async () => {
+		stage = await setUpStage(major);
+		stage.sim.seedTasks(1, () => ({ uid: TASK_UID, fields: { title: 'Webhook target' } }));
+		otherOrigin = await recorder(() => ({ status: 200, body: { uid: TASK_UID, status: 'TODO', fields: { title: 'From the other origin' } } }));
+		redirecting = await recorder((req) => ({ status: 302, headers: { location: `${otherOrigin.origin}${req.url ?? '/'}` }, body: {} }));
+		await stage.folder.importCredentials([
+			{ ...REDIRECT_CREDENTIAL, type: 'taskBacklogApi', data: { baseUrl: `${redirecting.origin}/api/v1`, token: TOKEN } },
+			{ ...WEBHOOK_CREDENTIAL, type: 'taskBacklogWebhookApi', data: { secret: WEBHOOK_SECRET, signatureCoversTimestamp: true } },
+		]);
+		await stage.folder.importWorkflow(webhookWorkflow());
+		await timed(`n8n ${major}.x activate ${webhookWorkflowId}`, () => stage.folder.activate(webhookWorkflowId));
+	}, 30 * 60_000);
+
+	afterAll(async () => {
+		if (server) await timed(`n8n ${major}.x stop`, () => server!.stop());
+		await otherOrigin?.stop();
+		await redirecting?.stop();
+		await stage?.dispose();
+	}, 120_000);
+
+	test('a Base URL that redirects to another origin fails naming the Location; the other origin receives no request and no token', async () => {
+		const workflow = manualWorkflow(`hardenRedirWf${major}`.padEnd(16, '0'), `e2e: redirecting Base URL (${major}.x)`, [
+			backlogNode('Get', { resource: 'task', operation: 'get', task: { __rl: true, mode: 'id', value: TASK_UID } }, {
+				credentials: { taskBacklogApi: REDIRECT_CREDENTIAL },
+			}),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'Get') ?? runError(result.run);
+		log(`n8n ${major}.x redirect error: ${error?.message}`);
+		expect(error?.message).toContain(`${otherOrigin.origin}/api/v1/tasks/${TASK_UID}`);
+		expect(error?.message).toMatch(/redirected \(302\)/);
+		expect(redirecting.received.length).toBeGreaterThanOrEqual(1);
+		expect(otherOrigin.received).toEqual([]);
+		expect(result.stdout + result.stderr).not.toContain(TOKEN);
+	}, 5 * 60_000);
+
+	test('an External ID expression yielding an object fails before any request', async () => {
+		const since = stage.sim.requests.length;
+		const workflow = manualWorkflow(`hardenObjIdWf${major}`.padEnd(16, '0'), `e2e: object external id (${major}.x)`, [
+			codeNode('Tickets', [{ ticket: { id: 1 }, title: 'One' }, { ticket: { id: 2 }, title: 'Two' }]),
+			backlogNode('Upsert', {
+				resource: 'task',
+				operation: 'upsert',
+				identifyBy: 'externalId',
+				externalId: '={{ $json.ticket }}',
+				title: '={{ $json.title }}',
+			}),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'Upsert') ?? runError(result.run);
+		expect(error?.message).toMatch(/Item 0: "External ID" must be text or a number, but the value \(or its expression\) is an object/);
+		expect(stage.sim.requests.slice(since)).toEqual([]);
+	}, 5 * 60_000);
+
+	test('the same signed webhook delivered twice starts one execution; the repeat is acknowledged with 200', async () => {
+		server = await timed(`n8n ${major}.x start`, () => stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }));
+		const path = `/webhook/${webhookId}/webhook`;
+		await timed(`n8n ${major}.x webhook registered`, () => stage.folder.waitForWebhook(server!.baseUrl, path, 120_000));
+		const before = [...stage.sim.comments.values()].filter((comment) => comment.task_uid === TASK_UID).length;
+
+		const body = JSON.stringify({ type: 'task.completed', delivery: 1, data: { task: { uid: TASK_UID } } });
+		const timestamp = String(Math.floor(Date.now() / 1000));
+		const headers = {
+			'x-backlog-timestamp': timestamp,
+			'x-backlog-signature': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(`${timestamp}.${body}`).digest('hex')}`,
+		};
+		const first = await http('POST', `${server.baseUrl}${path}`, { body, headers });
+		const again = await http('POST', `${server.baseUrl}${path}`, { body, headers });
+		log(`n8n ${major}.x answers: ${first.status} ${first.text}; ${again.status} ${again.text}`);
+		expect([first.status, again.status]).toEqual([200, 200]);
+		expect(again.json).toEqual({ received: true, duplicate: true });
+
+		const commentsOnTask = () => [...stage.sim.comments.values()].filter((comment) => comment.task_uid === TASK_UID);
+		await waitFor('the comment of the first delivery', () => commentsOnTask().length > before, 60_000);
+		await new Promise((resolve) => setTimeout(resolve, 3000));
+		expect(commentsOnTask().length - before).toBe(1);
+		expect(server.logs()).toMatch(/acknowledged a repeated delivery/);
+	}, 8 * 60_000);
+
+	let cookie: string | undefined;
+	/** n8n's own credential test through its REST API (the owner is set up on first use). */
+	const credentialTest = async (data: Record<string, unknown>) => {
+		if (!server) server = await stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 });
+		if (!cookie) {
+			const owner = await http('POST', `${server.baseUrl}/rest/owner/setup`, {
+				body: { email: 'owner@example.com', firstName: 'E2E', lastName: 'Owner', password: 'E2e-owner-passw0rd' },
+			});
+			expect(owner.status).toBe(200);
+			cookie = String(([] as string[]).concat(owner.headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
+		}
+		return await http('POST', `${server.baseUrl}/rest/credentials/test`, {
+			headers: { cookie },
+			body: { credentials: { ...REDIRECT_CREDENTIAL, type: 'taskBacklogApi', data } },
+		});
+	};
+
+	test("n8n's credential test does not follow a redirect: it fails, and the other origin receives nothing", async () => {
+		const received = otherOrigin.received.length;
+		const answer = await credentialTest({ baseUrl: `${redirecting.origin}/api/v1`, token: TOKEN });
+		log(`n8n ${major}.x credential test of a redirecting Base URL: ${answer.text}`);
+		expect(answer.status).toBe(200);
+		expect(answer.json.data.status).toBe('Error');
+		// 2.x applies the credential's rule for a 302; 1.123 shows its generic text for a status (see triggers.test.ts).
+		if (major === 2) expect(answer.json.data.message).toMatch(/redirect \(302\)/);
+		expect(otherOrigin.received.length).toBe(received);
+		expect(answer.text).not.toContain(TOKEN);
+	}, 5 * 60_000);
+
+	(publicAddress ? test : test.skip)(
+		"n8n's credential test sends nothing to a plain http:// Base URL on a non-loopback host unless Allow Insecure HTTP is on",
+		async () => {
+			const api = await recorder(() => ({ status: 200, body: { uid: 'me' } }), publicAddress);
+			try {
+				const refused = await credentialTest({ baseUrl: `${api.origin}/api/v1`, token: TOKEN });
+				log(`n8n ${major}.x credential test of a plain http:// Base URL: ${refused.text}`);
+				expect(refused.json.data.status).toBe('Error');
+				expect(refused.json.data.message).toMatch(/Allow Insecure HTTP/);
+				expect(api.received).toEqual([]);
+				const allowed = await credentialTest({ baseUrl: `${api.origin}/api/v1`, token: TOKEN, allowInsecureHttp: true });
+				expect(allowed.json.data).toMatchObject({ status: 'OK' });
+			} finally {
+				await api.stop();
+			}
+		},
+		5 * 60_000,
+	);
+});

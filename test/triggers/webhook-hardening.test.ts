@@ -1,0 +1,282 @@
+/**
+ * Task Backlog Trigger hardening: the secret in a credential of its own (old workflows keep their parameter),
+ * repeats of an accepted delivery start nothing, and "Include Headers" never outputs a secret.
+ * Requests go over real HTTP to the node's webhook() run in n8n's real WebhookContext (see harness.ts).
+ */
+import { createHmac } from 'node:crypto';
+
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
+import type { ICredentialDataDecryptedObject, ICredentialTestFunctions, IDataObject, INodeParameters } from 'n8n-workflow';
+
+import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
+import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
+import { firstDelivery } from '../../nodes/TaskBacklogTrigger/replay';
+import { startWebhookReceiver, type TriggerSetup, type WebhookReceiver } from './harness';
+
+const SECRET = 'whsec-credential-9f2e';
+let counter = 0;
+
+/** A payload unique to each call, so that only deliberate repeats are repeats. */
+const event = (type = 'task.completed') => ({
+	type,
+	data: { task: { uid: '3c90c3cc-0d44-4b50-8888-8dd25736052a', fields: { title: `Ticket ${++counter}` } } },
+	sentAt: new Date().toISOString(),
+});
+
+const nowSeconds = () => String(Math.floor(Date.now() / 1000));
+const hmac = (secret: string, signed: string) => `sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
+
+async function post(url: string, raw: string, headers: Record<string, string>) {
+	const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
+	const text = await response.text();
+	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+/** Signed over `timestamp.body` (or the body alone when `coversTimestamp` is false). */
+function signed(raw: string, options: { secret?: string; timestamp?: string; coversTimestamp?: boolean } = {}) {
+	const timestamp = options.timestamp ?? nowSeconds();
+	const over = options.coversTimestamp === false ? raw : `${timestamp}.${raw}`;
+	return { 'x-backlog-timestamp': timestamp, 'x-backlog-signature': hmac(options.secret ?? SECRET, over) };
+}
+
+const logger = Container.get(Logger);
+let spies: jest.SpyInstance[] = [];
+beforeEach(() => {
+	spies = (['warn', 'info'] as const).map((level) => jest.spyOn(logger, level).mockImplementation(() => {}));
+});
+
+const receivers: WebhookReceiver[] = [];
+afterEach(async () => {
+	spies.forEach((spy) => spy.mockRestore());
+	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
+});
+
+async function listen(setup: Omit<TriggerSetup, 'nodeType'> & { nodeType?: TriggerSetup['nodeType'] }) {
+	const receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), ...setup });
+	receivers.push(receiver);
+	return receiver;
+}
+
+const webhookCredential = (data: ICredentialDataDecryptedObject = {}) => ({ secret: SECRET, signatureCoversTimestamp: true, ...data });
+
+describe('the webhook secret in the Task Backlog Webhook credential', () => {
+	it('a version 1 node saved with the secret as a parameter keeps verifying with it (Secret Source defaults to Node Parameters there)', async () => {
+		const r = await listen({ typeVersion: 1, parameters: { authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: true } });
+		const raw = JSON.stringify(event());
+		const good = await post(r.url, raw, signed(raw));
+		const bad = await post(r.url, raw, signed(raw, { secret: 'other' }));
+		expect([good.status, bad.status]).toEqual([200, 401]);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('a new (version 1.1) node reads the secret and the signing scheme from the credential by default', async () => {
+		const r = await listen({
+			typeVersion: 1.1,
+			// A secret left among the parameters is not used once the source is the credential.
+			parameters: { authentication: 'hmacSha256', secret: 'stale-parameter-secret' },
+			webhookCredentials: webhookCredential(),
+		});
+		const raw = JSON.stringify(event());
+		const good = await post(r.url, raw, signed(raw));
+		const stale = await post(r.url, raw, signed(raw, { secret: 'stale-parameter-secret' }));
+		const bodyOnly = await post(r.url, raw, signed(raw, { coversTimestamp: false }));
+		expect([good.status, stale.status, bodyOnly.status]).toEqual([200, 401, 401]);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it("the credential's header names are used: a shared secret in a custom header", async () => {
+		const r = await listen({
+			typeVersion: 1.1,
+			parameters: { authentication: 'sharedSecret' },
+			webhookCredentials: webhookCredential({ headerName: 'X-Hook-Key' }),
+		});
+		const raw = JSON.stringify(event());
+		const good = await post(r.url, raw, { 'x-hook-key': SECRET });
+		const defaultHeader = await post(r.url, raw, { 'x-backlog-secret': SECRET });
+		expect([good.status, defaultHeader.status]).toEqual([200, 401]);
+	});
+
+	it('a version 1 node can be moved to the credential by setting Secret Source to Credential', async () => {
+		const r = await listen({
+			typeVersion: 1,
+			parameters: { authentication: 'hmacSha256', secretSource: 'credential' },
+			webhookCredentials: webhookCredential(),
+		});
+		const raw = JSON.stringify(event());
+		expect((await post(r.url, raw, signed(raw))).status).toBe(200);
+	});
+
+	it('an empty secret in the credential fails visibly, naming the credential', async () => {
+		const r = await listen({ typeVersion: 1.1, parameters: { authentication: 'hmacSha256' }, webhookCredentials: { secret: '' } });
+		const raw = JSON.stringify(event());
+		const response = await post(r.url, raw, signed(raw));
+		expect(response.status).toBe(500);
+		expect(String((r.calls[0].error as Error).message)).toMatch(/Task Backlog Webhook credential's Secret is empty/);
+	});
+
+	it('the credential is declared by the node for signed requests only, and its test checks it is usable', async () => {
+		const node = new TaskBacklogTrigger();
+		const [declared] = node.description.credentials!;
+		expect(declared).toMatchObject({ name: new TaskBacklogWebhookApi().name, testedBy: 'webhookSecretTest' });
+		expect(declared.displayOptions?.show).toEqual({ authentication: ['sharedSecret', 'hmacSha256'], secretSource: ['credential'] });
+		const test = node.methods.credentialTest.webhookSecretTest;
+		const context = {} as ICredentialTestFunctions;
+		const credential = (data: IDataObject) => ({ id: '1', name: 'c', type: 'taskBacklogWebhookApi', data }) as never;
+		expect((await test.call(context, credential({ secret: '' }))).status).toBe('Error');
+		expect((await test.call(context, credential({ secret: 's', signatureCoversTimestamp: true, timestampHeader: '' }))).status).toBe('Error');
+		expect((await test.call(context, credential({ secret: 's' }))).status).toBe('OK');
+	});
+});
+
+describe('repeated deliveries', () => {
+	const hmacNode: INodeParameters = { authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: true };
+
+	it('the same signed request delivered twice starts one execution; the repeat is acknowledged with 200', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const raw = JSON.stringify(event());
+		const headers = signed(raw);
+		const first = await post(r.url, raw, headers);
+		const again = await post(r.url, raw, headers);
+		expect(first).toEqual({ status: 200, body: { received: true } });
+		expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('two identical requests arriving at the same time start one execution', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const raw = JSON.stringify(event());
+		const headers = signed(raw);
+		const answers = await Promise.all([post(r.url, raw, headers), post(r.url, raw, headers), post(r.url, raw, headers)]);
+		expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('a captured body and signature replayed with a fresh timestamp starts nothing when the signature covers only the body', async () => {
+		const r = await listen({ parameters: { authentication: 'hmacSha256', secret: SECRET } });
+		const raw = JSON.stringify(event());
+		const first = await post(r.url, raw, signed(raw, { coversTimestamp: false, timestamp: String(Number(nowSeconds()) - 30) }));
+		const replay = await post(r.url, raw, signed(raw, { coversTimestamp: false }));
+		expect([first.status, replay.status]).toEqual([200, 200]);
+		expect(replay.body).toEqual({ received: true, duplicate: true });
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('different events, and the same event re-signed with a new timestamp, each start their own execution', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const raw = JSON.stringify(event());
+		await post(r.url, raw, signed(raw, { timestamp: String(Number(nowSeconds()) - 5) }));
+		await post(r.url, raw, signed(raw));
+		const other = JSON.stringify(event());
+		await post(r.url, other, signed(other));
+		expect(r.executions()).toHaveLength(3);
+	});
+
+	it('the repeat is still caught by another process (or after a restart), through the workflow static data', async () => {
+		const staticData: IDataObject = {};
+		const raw = JSON.stringify(event());
+		const headers = signed(raw);
+		const first = await listen({ parameters: hmacNode, staticData });
+		await post(first.url, raw, headers);
+
+		// A fresh copy of the node module: nothing of the first process's memory, only the saved static data.
+		let FreshTrigger: typeof TaskBacklogTrigger | undefined;
+		jest.isolateModules(() => {
+			FreshTrigger = (jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as { TaskBacklogTrigger: typeof TaskBacklogTrigger }).TaskBacklogTrigger;
+		});
+		const second = await listen({ nodeType: new FreshTrigger!(), parameters: hmacNode, staticData: JSON.parse(JSON.stringify(staticData)) as IDataObject });
+		const again = await post(second.url, raw, headers);
+		expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
+		expect(second.executions()).toHaveLength(0);
+
+		// The control: the same fresh process without the static data would have started it.
+		let Control: typeof TaskBacklogTrigger | undefined;
+		jest.isolateModules(() => {
+			Control = (jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as { TaskBacklogTrigger: typeof TaskBacklogTrigger }).TaskBacklogTrigger;
+		});
+		const third = await listen({ nodeType: new Control!(), parameters: hmacNode, staticData: {} });
+		await post(third.url, raw, headers);
+		expect(third.executions()).toHaveLength(1);
+	});
+
+	it('with Drop Repeated Deliveries off, a repeat starts the workflow again', async () => {
+		const r = await listen({ parameters: { ...hmacNode, options: { dropRepeats: false } } });
+		const raw = JSON.stringify(event());
+		const headers = signed(raw);
+		await post(r.url, raw, headers);
+		await post(r.url, raw, headers);
+		expect(r.executions()).toHaveLength(2);
+	});
+
+	it('what is remembered in static data is a short hash per delivery, never the secret or a signature', async () => {
+		const staticData: IDataObject = {};
+		const r = await listen({ parameters: hmacNode, staticData });
+		for (let i = 0; i < 20; i++) {
+			const raw = JSON.stringify(event());
+			await post(r.url, raw, signed(raw));
+		}
+		const stored = Object.keys((staticData.acceptedDeliveries ?? {}) as IDataObject);
+		expect(stored).toHaveLength(20);
+		expect(stored.every((key) => /^[0-9a-f]{32}$/.test(key))).toBe(true);
+		expect(JSON.stringify(staticData)).not.toContain(SECRET);
+		expect(JSON.stringify(staticData)).not.toMatch(/sha256=/);
+	});
+
+	it('remembered deliveries expire after their window, and at most 500 are kept in static data', () => {
+		const stored: IDataObject = {};
+		const t0 = 1_700_000_000_000;
+		expect(firstDelivery('wf/a', stored, 'k1', t0, 60_000)).toBe(true);
+		expect(firstDelivery('wf/a', stored, 'k1', t0 + 59_000, 60_000)).toBe(false);
+		expect(firstDelivery('wf/a', stored, 'k1', t0 + 61_000, 60_000)).toBe(true);
+		// Another trigger node (scope) has its own memory.
+		expect(firstDelivery('wf/b', {}, 'k1', t0 + 61_000, 60_000)).toBe(true);
+		for (let i = 0; i < 700; i++) firstDelivery('wf/c', stored, `key-${i}`, t0 + 70_000 + i, 600_000);
+		const kept = Object.keys(stored.acceptedDeliveries as IDataObject);
+		expect(kept).toHaveLength(500);
+		// The oldest are forgotten first.
+		expect(kept).toContain('key-699');
+		expect(kept).not.toContain('key-0');
+	});
+});
+
+describe('Include Headers', () => {
+	it('outputs neither the configured secret and signature headers nor authorization and cookie', async () => {
+		const r = await listen({
+			parameters: {
+				authentication: 'hmacSha256',
+				secret: SECRET,
+				signatureCoversTimestamp: true,
+				signatureHeader: 'X-Custom-Signature',
+				options: { includeHeaders: true },
+			},
+		});
+		const raw = JSON.stringify(event());
+		const { 'x-backlog-signature': signature, ...rest } = signed(raw);
+		await post(r.url, raw, {
+			...rest,
+			'x-custom-signature': signature,
+			'x-backlog-secret': SECRET,
+			authorization: 'Bearer someone-else',
+			cookie: 'session=abc',
+			'x-backlog-event': 'task.completed',
+		});
+		const [[item]] = r.executions();
+		const headers = item.json.headers as IDataObject;
+		for (const name of ['x-custom-signature', 'x-backlog-secret', 'authorization', 'cookie']) expect(headers).not.toHaveProperty(name);
+		expect(headers['x-backlog-event']).toBe('task.completed');
+		expect(headers['x-backlog-timestamp']).toMatch(/^\d+$/);
+		expect(JSON.stringify(item.json)).not.toContain(SECRET);
+	});
+
+	it("a shared secret sent in the credential's header is not output", async () => {
+		const r = await listen({
+			typeVersion: 1.1,
+			parameters: { authentication: 'sharedSecret', options: { includeHeaders: true } },
+			webhookCredentials: webhookCredential({ headerName: 'X-Hook-Key' }),
+		});
+		await post(r.url, JSON.stringify(event()), { 'x-hook-key': SECRET });
+		const [[item]] = r.executions();
+		expect(item.json.headers).not.toHaveProperty('x-hook-key');
+		expect(JSON.stringify(item.json)).not.toContain(SECRET);
+	});
+});

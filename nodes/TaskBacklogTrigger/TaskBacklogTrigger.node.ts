@@ -5,6 +5,7 @@ import type {
 	IHookFunctions,
 	INodeCredentialTestResult,
 	INodeExecutionData,
+	INodeProperties,
 	INodeType,
 	INodeTypeDescription,
 	IWebhookFunctions,
@@ -35,6 +36,38 @@ const eventTitle = (kind: string) =>
 		.split('.')
 		.map((part) => part.charAt(0).toUpperCase() + part.slice(1))
 		.join(' ');
+
+/**
+ * "Secret Source", defined once per node version: a new parameter's default also applies to workflows saved before
+ * it existed, so version 1 defaults to where those workflows keep their secret (the node's parameters).
+ */
+function secretSourceProperty(
+	defaultSource: 'credential' | 'parameters',
+	versions: Array<number | { _cnd: { gte: number } }>,
+	description: string,
+): INodeProperties {
+	return {
+		displayName: 'Secret Source',
+		name: 'secretSource',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Credential',
+				value: 'credential',
+				description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
+			},
+			{
+				name: 'Node Parameters (Legacy)',
+				value: 'parameters',
+				description: 'The secret is a parameter of this node, stored in clear in the workflow',
+			},
+		],
+		default: defaultSource,
+		displayOptions: { show: { '@version': versions, authentication: SIGNED } },
+		description,
+	};
+}
 
 export class TaskBacklogTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -121,50 +154,9 @@ export class TaskBacklogTrigger implements INodeType {
 				description:
 					'How to check that a request comes from the service. A request that fails the check gets 401 and starts nothing.',
 			},
-			// Two definitions of one parameter, told apart by node version: a new parameter's default also applies to
-			// workflows saved before it existed, so version 1 defaults to where those workflows keep their secret.
-			{
-				displayName: 'Secret Source',
-				name: 'secretSource',
-				type: 'options',
-				noDataExpression: true,
-				options: [
-					{
-						name: 'Credential',
-						value: 'credential',
-						description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
-					},
-					{
-						name: 'Node Parameters (Legacy)',
-						value: 'parameters',
-						description: 'The secret is a parameter of this node, stored in clear in the workflow',
-					},
-				],
-				default: 'parameters',
-				displayOptions: { show: { '@version': [1], authentication: SIGNED } },
-				description: 'Where the secret agreed with the service is kept. Prefer Credential.',
-			},
-			{
-				displayName: 'Secret Source',
-				name: 'secretSource',
-				type: 'options',
-				noDataExpression: true,
-				options: [
-					{
-						name: 'Credential',
-						value: 'credential',
-						description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
-					},
-					{
-						name: 'Node Parameters (Legacy)',
-						value: 'parameters',
-						description: 'The secret is a parameter of this node, stored in clear in the workflow',
-					},
-				],
-				default: 'credential',
-				displayOptions: { show: { '@version': [{ _cnd: { gte: 1.1 } }], authentication: SIGNED } },
-				description: 'Where the secret agreed with the service is kept',
-			},
+			// One parameter, two definitions told apart by node version (see secretSourceProperty).
+			secretSourceProperty('parameters', [1], 'Where the secret agreed with the service is kept. Prefer Credential.'),
+			secretSourceProperty('credential', [{ _cnd: { gte: 1.1 } }], 'Where the secret agreed with the service is kept'),
 			{
 				displayName: 'Secret',
 				name: 'secret',

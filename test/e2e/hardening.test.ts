@@ -9,13 +9,13 @@ import { createHmac, randomUUID } from 'crypto';
 import { createServer, type IncomingMessage, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import { networkInterfaces } from 'os';
-import { request } from 'undici';
 
 import type { N8nMajor, N8nServer } from './lib/n8n';
 import type { Stage } from './lib/backlog';
 import {
 	backlogNode,
 	codeNode,
+	http,
 	importAndRun,
 	log,
 	manualWorkflow,
@@ -70,25 +70,6 @@ async function recorder(
 			await new Promise<void>((resolve) => server.close(() => resolve()));
 		},
 	};
-}
-
-async function http(method: string, url: string, opts: { body?: string | object; headers?: Record<string, string> } = {}) {
-	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
-	const res = await request(url, {
-		method: method as 'GET',
-		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
-		body,
-		headersTimeout: 60_000,
-		bodyTimeout: 60_000,
-	});
-	const text = await res.body.text();
-	let json: any;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		json = undefined;
-	}
-	return { status: res.statusCode, text, json, headers: res.headers };
 }
 
 afterAll(() => printTimings('hardening'));

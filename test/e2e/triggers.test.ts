@@ -8,7 +8,6 @@
 //  - the credential test (GET /accounts/me) run by n8n itself through its REST API, with a good and a bad token,
 //    and the node types n8n serves include our nodes and the AI tool variant of Task Backlog.
 import { createHmac } from 'crypto';
-import { request } from 'undici';
 
 import type { N8nMajor, N8nServer } from './lib/n8n';
 import type { Stage } from './lib/backlog';
@@ -18,6 +17,7 @@ import {
 	CREDENTIAL_NAME,
 	credentialData,
 	credentialRef,
+	http,
 	loadExample,
 	log,
 	PKG,
@@ -71,29 +71,6 @@ function pollWorkflow() {
 		],
 		connections: { 'New task': { main: [[{ node: 'Comment', type: 'main', index: 0 }]] } },
 	};
-}
-
-async function http(
-	method: string,
-	url: string,
-	opts: { body?: string | object; headers?: Record<string, string> } = {},
-): Promise<{ status: number; text: string; json: any; headers: Record<string, string | string[] | undefined> }> {
-	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
-	const res = await request(url, {
-		method: method as 'GET',
-		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
-		body,
-		headersTimeout: 60_000,
-		bodyTimeout: 60_000,
-	});
-	const text = await res.body.text();
-	let json: any;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		json = undefined;
-	}
-	return { status: res.statusCode, text, json, headers: res.headers };
 }
 
 afterAll(() => printTimings('triggers'));

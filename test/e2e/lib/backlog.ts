@@ -1,6 +1,7 @@
 // Shared set-up of the end-to-end suite on top of the real-n8n harness (./n8n.ts): one n8n user folder with our
 // packed package installed, a simulator of the service in the jest process, a credential pointing at it, and small
 // builders and readers for workflows and the runs `n8n execute` prints.
+import { request } from 'undici';
 import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -217,4 +218,28 @@ export async function waitFor<T>(
 		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
 		await new Promise((resolve) => setTimeout(resolve, everyMs));
 	}
+}
+
+/** One HTTP request to n8n or the simulator (JSON bodies), with the answer's status, text, parsed JSON and headers. */
+export async function http(
+	method: string,
+	url: string,
+	opts: { body?: string | object; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string; json: any; headers: Record<string, string | string[] | undefined> }> {
+	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
+	const res = await request(url, {
+		method: method as 'GET',
+		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
+		body,
+		headersTimeout: 60_000,
+		bodyTimeout: 60_000,
+	});
+	const text = await res.body.text();
+	let json: any;
+	try {
+		json = JSON.parse(text);
+	} catch {
+		json = undefined;
+	}
+	return { status: res.statusCode, text, json, headers: res.headers };
 }

@@ -26,7 +26,9 @@ export async function writeEachItem(
 	const prepared: Array<TaskWrite | Error> = [];
 	for (const itemIndex of itemIndexes) {
 		try {
-			prepared.push({ ...(await toWrite(itemIndex)), itemIndex });
+			// One pass over the items; a reader that needs no await (Map Automatically, most of Define Below) costs none.
+			const write = toWrite(itemIndex);
+			prepared.push({ ...(write instanceof Promise ? await write : write), itemIndex });
 		} catch (error) {
 			if (!ctx.continueOnFail()) throw asNodeError(ctx, error, itemIndex);
 			prepared.push(error as Error);

@@ -3,7 +3,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { BacklogClient } from '../../transport/client';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../transport/uuid';
 import { showFor } from '../shared/descriptions';
+import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { requireUuid } from '../shared/parameters';
+import { parametersReadOnce } from '../shared/readOnce';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
 import { writeEachItem } from '../shared/writes';
 
@@ -15,30 +17,36 @@ const show = { resource: ['task'], operation: ['create'] };
 const CREATE_UID_NAMESPACE = uuidV5('n8n-nodes-task-backlog:create', DEFAULT_EXTERNAL_ID_NAMESPACE);
 
 export const description: INodeProperties[] = [
-	{
-		displayName: 'Title',
-		name: 'title',
-		type: 'string',
-		required: true,
-		default: '',
-		displayOptions: showFor('task', 'create'),
-		description: 'Human-readable title of the task (fields.title)',
-	},
-	{
-		displayName: 'URL',
-		name: 'url',
-		type: 'string',
-		default: '',
-		displayOptions: showFor('task', 'create'),
-		description: 'URL the operator client opens with the task',
-	},
-	...customFieldsProperties(show),
+	inputDataProperty('create'),
+	...autoMapProperties('create'),
+	...defineOnly([
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			required: true,
+			default: '',
+			displayOptions: showFor('task', 'create'),
+			description: 'Human-readable title of the task (fields.title)',
+		},
+		{
+			displayName: 'URL',
+			name: 'url',
+			type: 'string',
+			default: '',
+			displayOptions: showFor('task', 'create'),
+			description: 'URL the operator client opens with the task',
+		},
+		...customFieldsProperties(show),
+	]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields', show, [
 		{
 			displayName: 'UID',
 			name: 'uid',
 			type: 'string',
 			default: '',
+			// Under Map Automatically the uid is the input item's own "uid" key.
+			displayOptions: { show: { '/inputData': ['define'] } },
 			description:
 				'UID to give the task. Leave empty for one derived from the execution, the node and the item, so that a retry within the same execution (Retry On Fail) finds the task it already created instead of making a second one.',
 		},
@@ -47,25 +55,42 @@ export const description: INodeProperties[] = [
 
 /**
  * The uid of a create without one: the same for a repeat of the same execution's item (n8n's Retry On Fail, or a
- * retried request), different for every other run. Random only when n8n gives no execution id.
+ * retried request), different for every other run. Random only when n8n gives no execution id. The execution and
+ * the node are read once; only the item index varies.
  */
-function defaultUid(ctx: IExecuteFunctions, itemIndex: number): string {
+function defaultUids(ctx: IExecuteFunctions): (itemIndex: number) => string {
 	const executionId = ctx.getExecutionId?.();
-	if (!executionId) return randomUid();
-	return uuidV5(`create:${executionId}:${ctx.getNode().id ?? ctx.getNode().name}:${itemIndex}`, CREATE_UID_NAMESPACE);
+	if (!executionId) return () => randomUid();
+	const node = ctx.getNode();
+	const prefix = `create:${executionId}:${node.id ?? node.name}:`;
+	return (itemIndex) => uuidV5(`${prefix}${itemIndex}`, CREATE_UID_NAMESPACE);
 }
 
 /**
  * Every create carries a client-chosen uid and is written with PUT, so a retried request cannot duplicate the task.
  * The transport refuses a uid that is already taken (Create never changes an existing task).
+ * Parameters that hold no expression are read once per execution (parametersReadOnce).
  */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
+	const ctx = parametersReadOnce(this);
+	const defaultUid = defaultUids(this);
+	if (readInputData(this) === 'autoMap') {
+		const settings = readAutoMapSettings(this);
+		const items = this.getInputData();
+		return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+			const item = mapItem(this, settings, itemIndex, items[itemIndex].json);
+			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
+			const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+			const uid = item.uid ?? defaultUid(itemIndex);
+			return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields: item.fields } };
+		});
+	}
 	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
-		const title = requireTitle(this, itemIndex, this.getNodeParameter('title', itemIndex));
-		const url = this.getNodeParameter('url', itemIndex, '') as string;
-		const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-		const uid = additional.uid ? requireUuid(this, itemIndex, 'UID', additional.uid) : defaultUid(this, itemIndex);
-		const fields = readFields(this, itemIndex, { title, url });
-		return { mode: 'create', uid, body: { ...readTaskProperties(this, itemIndex, additional), fields } };
+		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
+		const url = ctx.getNodeParameter('url', itemIndex, '') as string;
+		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+		const uid = additional.uid ? requireUuid(ctx, itemIndex, 'UID', additional.uid) : defaultUid(itemIndex);
+		const fields = readFields(ctx, itemIndex, { title, url });
+		return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
 	});
 }

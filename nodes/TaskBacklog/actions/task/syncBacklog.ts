@@ -7,7 +7,9 @@ import type { TaskWrite } from '../../transport/writeTasks';
 import { hasValues, writeTasks } from '../../transport/writeTasks';
 import { showFor } from '../shared/descriptions';
 import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions, uidForExternalId } from '../shared/externalId';
+import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { invalidParameter } from '../shared/parameters';
+import { parametersReadOnce } from '../shared/readOnce';
 import { PAGE_SIZE } from '../shared/read';
 import { batchSize } from '../shared/requestOptions';
 import { customFieldsProperties, readFields, requireTitle } from '../shared/taskBody';
@@ -25,32 +27,36 @@ export const description: INodeProperties[] = [
 		default: '',
 		displayOptions: showFor('task', 'syncBacklog'),
 	},
-	{
-		displayName: 'External ID',
-		name: 'externalId',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: 'e.g. 1042',
-		displayOptions: showFor('task', 'syncBacklog'),
-		description: 'ID of the ticket in your system; the task UID is derived from it',
-	},
-	{
-		displayName: 'Title',
-		name: 'title',
-		type: 'string',
-		required: true,
-		default: '',
-		displayOptions: showFor('task', 'syncBacklog'),
-	},
-	{
-		displayName: 'URL',
-		name: 'url',
-		type: 'string',
-		default: '',
-		displayOptions: showFor('task', 'syncBacklog'),
-	},
-	...customFieldsProperties(show),
+	inputDataProperty('syncBacklog'),
+	...autoMapProperties('syncBacklog'),
+	...defineOnly([
+		{
+			displayName: 'External ID',
+			name: 'externalId',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: 'e.g. 1042',
+			displayOptions: showFor('task', 'syncBacklog'),
+			description: 'ID of the ticket in your system; the task UID is derived from it',
+		},
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			required: true,
+			default: '',
+			displayOptions: showFor('task', 'syncBacklog'),
+		},
+		{
+			displayName: 'URL',
+			name: 'url',
+			type: 'string',
+			default: '',
+			displayOptions: showFor('task', 'syncBacklog'),
+		},
+		...customFieldsProperties(show),
+	]),
 	{
 		displayName: 'Source Value',
 		name: 'sourceValue',
@@ -101,7 +107,13 @@ interface Step {
 	supersededBy?: number;
 }
 
-function readTicket(ctx: IExecuteFunctions, itemIndex: number, source: { field: string; value: string }, options: IDataObject) {
+interface Ticket {
+	uid: string;
+	externalId: string;
+	fields: IDataObject;
+}
+
+function readTicket(ctx: IExecuteFunctions, itemIndex: number, source: { field: string; value: string }, options: IDataObject): Ticket {
 	const externalId = String(ctx.getNodeParameter('externalId', itemIndex, '')).trim();
 	const idField = String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD);
 	const uid = uidForExternalId(ctx, itemIndex, externalId, options.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE);
@@ -109,6 +121,28 @@ function readTicket(ctx: IExecuteFunctions, itemIndex: number, source: { field: 
 	const url = ctx.getNodeParameter('url', itemIndex, '') as string;
 	const fields = { ...readFields(ctx, itemIndex, { title, url }), [idField]: externalId, [source.field]: source.value };
 	return { uid, externalId, fields };
+}
+
+/** Map Automatically: the tickets' keys read as they are, the parameters once for all items. */
+function autoMapTickets(ctx: IExecuteFunctions, source: { field: string; value: string }, options: IDataObject) {
+	const settings = readAutoMapSettings(ctx, options);
+	const items = ctx.getInputData();
+	return (itemIndex: number): Ticket => {
+		const item = mapItem(ctx, settings, itemIndex, items[itemIndex].json);
+		if (item.externalId === undefined) {
+			throw invalidParameter(
+				ctx,
+				itemIndex,
+				settings.externalIdKey,
+				'is missing or empty; Sync Backlog knows each ticket by its external ID',
+				`Set External ID Key in Mapping Options to the key that holds the ticket ID (now "${settings.externalIdKey}").`,
+			);
+		}
+		const uid = mappedUid(ctx, settings, itemIndex, item);
+		item.fields[settings.externalIdField] = item.externalId;
+		item.fields[source.field] = source.value;
+		return { uid, externalId: item.externalId, fields: item.fields };
+	};
 }
 
 /**
@@ -123,10 +157,12 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		value: String(this.getNodeParameter('sourceValue', 0, '')).trim(),
 	};
 	if (!source.value) throw invalidParameter(this, 0, 'Source Value', 'is empty; it marks which tasks this sync may close');
-	const tickets = new Map<string, ReturnType<typeof readTicket> & { itemIndex: number }>();
+	const ctx = parametersReadOnce(this);
+	const read = readInputData(this) === 'autoMap' ? autoMapTickets(this, source, options) : (itemIndex: number) => readTicket(ctx, itemIndex, source, options);
+	const tickets = new Map<string, Ticket & { itemIndex: number }>();
 	const duplicates: Step[] = [];
 	for (const itemIndex of itemIndexes) {
-		const ticket = readTicket(this, itemIndex, source, options);
+		const ticket = read(itemIndex);
 		const earlier = tickets.get(ticket.uid);
 		if (earlier) {
 			duplicates.push({ action: 'duplicate', uid: ticket.uid, externalId: earlier.externalId, itemIndex: earlier.itemIndex, body: {}, supersededBy: itemIndex });

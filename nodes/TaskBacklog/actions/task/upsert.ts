@@ -4,6 +4,8 @@ import type { BacklogClient } from '../../transport/client';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../transport/uuid';
 import { showFor } from '../shared/descriptions';
 import { externalIdProperties, readIdentity } from '../shared/externalId';
+import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
+import { parametersReadOnce } from '../shared/readOnce';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
 import { writeEachItem } from '../shared/writes';
 
@@ -12,39 +14,56 @@ export const batched = true;
 const show = { resource: ['task'], operation: ['upsert'] };
 
 export const description: INodeProperties[] = [
-	...externalIdProperties('upsert'),
-	{
-		displayName: 'Title',
-		name: 'title',
-		type: 'string',
-		required: true,
-		default: '',
-		displayOptions: showFor('task', 'upsert'),
-		description: 'Human-readable title of the task (fields.title)',
-	},
-	{
-		displayName: 'URL',
-		name: 'url',
-		type: 'string',
-		default: '',
-		displayOptions: showFor('task', 'upsert'),
-		description: 'URL the operator client opens with the task',
-	},
-	...customFieldsProperties(show),
+	inputDataProperty('upsert'),
+	...autoMapProperties('upsert'),
+	...defineOnly([
+		...externalIdProperties('upsert'),
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			required: true,
+			default: '',
+			displayOptions: showFor('task', 'upsert'),
+			description: 'Human-readable title of the task (fields.title)',
+		},
+		{
+			displayName: 'URL',
+			name: 'url',
+			type: 'string',
+			default: '',
+			displayOptions: showFor('task', 'upsert'),
+			description: 'URL the operator client opens with the task',
+		},
+		...customFieldsProperties(show),
+	]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields', show),
 ];
 
 /**
  * The task ends with the given values whether it existed or not. Its uid is either given or derived from the
  * caller's ticket id (UUID v5), so running the workflow twice never makes two tasks.
+ * Parameters that hold no expression are read once per execution (parametersReadOnce).
  */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
+	const ctx = parametersReadOnce(this);
+	if (readInputData(this) === 'autoMap') {
+		const settings = readAutoMapSettings(this);
+		const items = this.getInputData();
+		return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+			const item = mapItem(this, settings, itemIndex, items[itemIndex].json);
+			const uid = mappedUid(this, settings, itemIndex, item);
+			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
+			const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+			return { mode: 'upsert', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields: item.fields } };
+		});
+	}
 	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
-		const { uid, externalFields } = readIdentity(this, itemIndex, DEFAULT_EXTERNAL_ID_NAMESPACE);
-		const title = requireTitle(this, itemIndex, this.getNodeParameter('title', itemIndex));
-		const url = this.getNodeParameter('url', itemIndex, '') as string;
-		const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-		const fields = { ...readFields(this, itemIndex, { title, url }), ...externalFields };
-		return { mode: 'upsert', uid, body: { ...readTaskProperties(this, itemIndex, additional), fields } };
+		const { uid, externalFields } = readIdentity(ctx, itemIndex, DEFAULT_EXTERNAL_ID_NAMESPACE);
+		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
+		const url = ctx.getNodeParameter('url', itemIndex, '') as string;
+		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+		const fields = { ...readFields(ctx, itemIndex, { title, url }), ...externalFields };
+		return { mode: 'upsert', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
 	});
 }

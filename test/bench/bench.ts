@@ -1,12 +1,6 @@
 // `npm run bench`: the Task Backlog node against the way users do the same job today (the HTTP Request node, one PUT
 // per item), in a real n8n, against the simulator of the service with its rate limit on and a time-scaled minute.
-// Not part of `npm test`. Prints a table, writes bench-results/bench.json and bench-results/requests-over-time.svg.
-//
-//   node .build/test/bench/bench.js [--majors 2|1|2,1] [--sizes 1000,10000] [--window-ms 1000]
-//        [--http-max 10000] [--no-real-minute] [--out bench-results]
-//
-// --http-max N runs the HTTP Request contender for real up to N tickets and extrapolates (linearly, marked as such)
-// above it. --no-real-minute skips the run of our node at N = 10,000 with the service's real 60 s window.
+// Not part of `npm test`. Flags: see USAGE below (`npm run bench -- --help` prints it).
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -15,34 +9,73 @@ import type { N8nInstall, N8nMajor } from '../e2e/lib/n8n';
 import { describeVersions, ensureN8n, packPackage } from '../e2e/lib/n8n';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';
-import type { Panel } from './chart';
+import type { Panel, Series } from './chart';
 import { requestsOverTimeSvg } from './chart';
 import type { MeasuredRun } from './measured';
 import { MeasuredFolder } from './measured';
+import type { CpuProfile, ProfileSummary } from './profile';
+import { summarizeProfile } from './profile';
 import type { HttpContenderOptions, Json, Workflow } from './workflows';
 import * as W from './workflows';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Options
 
+const USAGE = `npm run bench [-- flags]: the Task Backlog node (Input Data "Map Automatically" and "Define Below") against
+n8n's HTTP Request node, in a real n8n, against the simulator with its rate limit on (60 requests per window).
+Prints tables; writes bench-results/bench.json and bench-results/requests-over-time.svg.
+
+  --majors 2|1|2,1          n8n majors to run (default 2)
+  --sizes 1000,10000,50000  tickets synced against the open server (batches of 100 accepted)
+  --capped-sizes 10000      tickets synced against a strict-profile server whose batch limit is 50 and
+                            undocumented (a longer batch is a 413 that states no limit); empty to skip
+  --window-ms 1000          the rate-limit window: a time-scaled minute (default 1000)
+  --http-max 10000          run the HTTP Request contender for real up to this N (once per N), and extrapolate
+                            above it, linearly and marked as such
+  --only auto,define,http   contenders: auto = Map Automatically, define = Define Below, http = HTTP Request
+  --parts sync,capped,returnAll,overhead
+                            what to run (overhead: CPU per 1,000 items with the rate limit off)
+  --real-minute             also run our node at N = 10,000 with the service's real 60 s window (minutes)
+  --cpu-prof                profile one 10,000-item Map Automatically run (rate limit off) with node --cpu-prof
+                            on the n8n process; prints the top of the profile, keeps the .cpuprofile in --out
+  --out bench-results       where to write the results
+  --report a.json,b.json    run nothing: print the tables and draw the chart again from saved bench.json files
+                            (e.g. one per n8n major), into --out
+`;
+
+type ContenderKey = 'auto' | 'define' | 'http';
+type Part = 'sync' | 'capped' | 'returnAll' | 'overhead';
+
 interface Options {
 	majors: N8nMajor[];
 	sizes: number[];
+	cappedSizes: number[];
 	windowMs: number;
 	httpMax: number;
+	only: ContenderKey[];
+	parts: Part[];
 	realMinute: boolean;
+	cpuProf: boolean;
 	out: string;
+	/** bench.json files to report on again (nothing is run) */
+	reportFrom: string[];
 }
 
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
 		majors: [2],
-		sizes: [1000, 10000],
+		sizes: [1000, 10000, 50000],
+		cappedSizes: [10000],
 		windowMs: 1000,
 		httpMax: 10000,
-		realMinute: true,
+		only: ['auto', 'define', 'http'],
+		parts: ['sync', 'capped', 'returnAll', 'overhead'],
+		realMinute: false,
+		cpuProf: false,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
+		reportFrom: [],
 	};
+	const numbers = (text: string) => (text.trim() === '' ? [] : text.split(',').map(Number));
 	for (let i = 0; i < argv.length; i++) {
 		const flag = argv[i];
 		const value = () => {
@@ -51,18 +84,26 @@ function parseArgs(argv: string[]): Options {
 			return next;
 		};
 		if (flag === '--majors') options.majors = value().split(',').map((m) => Number(m) as N8nMajor);
-		else if (flag === '--sizes') options.sizes = value().split(',').map(Number);
+		else if (flag === '--sizes') options.sizes = numbers(value());
+		else if (flag === '--capped-sizes') options.cappedSizes = numbers(value());
 		else if (flag === '--window-ms') options.windowMs = Number(value());
 		else if (flag === '--http-max') options.httpMax = Number(value());
-		else if (flag === '--no-real-minute') options.realMinute = false;
+		else if (flag === '--only') options.only = value().split(',').map((c) => c.trim() as ContenderKey).filter(Boolean);
+		else if (flag === '--parts') options.parts = value().split(',').map((p) => p.trim() as Part).filter(Boolean);
+		else if (flag === '--real-minute') options.realMinute = true;
+		else if (flag === '--no-real-minute') options.realMinute = false; // the default; kept for older command lines
+		else if (flag === '--cpu-prof') options.cpuProf = true;
 		else if (flag === '--out') options.out = path.resolve(value());
+		else if (flag === '--report') options.reportFrom = value().split(',').map((file) => path.resolve(file));
 		else if (flag === '--help' || flag === '-h') {
-			process.stdout.write(fs.readFileSync(__filename, 'utf8').split('\n').slice(0, 10).join('\n') + '\n');
+			process.stdout.write(USAGE);
 			process.exit(0);
 		} else throw new Error(`unknown flag ${flag} (see --help)`);
 	}
 	if (options.majors.some((m) => m !== 1 && m !== 2)) throw new Error('--majors takes 1 and/or 2');
-	if (options.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes takes whole numbers');
+	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes and --capped-sizes take whole numbers');
+	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c))) throw new Error('--only takes auto, define and/or http');
+	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p))) throw new Error('--parts takes sync, capped, returnAll and/or overhead');
 	return options;
 }
 
@@ -76,6 +117,7 @@ const TOKEN = `bench-token-${process.pid}-7d1f3a`;
 const PAGE_SIZE = 100;
 const RETURN_ALL_TASKS = 10000;
 const OVERHEAD_N = 10000;
+const PROFILE_N = 10000;
 const RUN_TIMEOUT_MS = 45 * 60_000;
 
 /**
@@ -93,12 +135,24 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 // ---------------------------------------------------------------------------------------------------------------------
 // Results
 
-type Contender = 'task-backlog' | 'http-request';
+type Contender = 'auto-map' | 'define-below' | 'http-request';
+/** open: the lenient simulator (batches up to 1,000); capped50: the strict profile, batch limit 50, undocumented */
+type Server = 'open' | 'capped50';
+
+const CONTENDER: Record<ContenderKey, Contender> = { auto: 'auto-map', define: 'define-below', http: 'http-request' };
+const CONTENDER_NAME: Record<Contender, string> = {
+	'auto-map': 'Task Backlog, Map Automatically',
+	'define-below': 'Task Backlog, Define Below',
+	'http-request': 'HTTP Request node',
+};
+const CONTENDER_COLOR: Record<Contender, string> = { 'auto-map': '#2ca02c', 'define-below': '#1f77b4', 'http-request': '#ff7f0e' };
+const CAPPED_BATCH_LIMIT = 50;
 
 interface SyncResult {
 	scenario: 'sync';
 	major: N8nMajor;
 	contender: Contender;
+	server: Server;
 	n: number;
 	windowMs: number;
 	/** measured, or scaled up from a smaller real run */
@@ -106,6 +160,9 @@ interface SyncResult {
 	ok: boolean;
 	error?: string;
 	requests: number;
+	/** requests that wrote (not GET, not POST /tasks/query) */
+	writeRequests: number;
+	/** the least requests the job needs on this server: ceil(N / accepted batch size), or N for one PUT per item */
 	requestsNeeded: number;
 	rejected429: number;
 	otherErrors: number;
@@ -120,6 +177,7 @@ interface SyncResult {
 	prepMs: number;
 	/** first request to the node's end */
 	requestPhaseMs: number;
+	/** ceil(requestsNeeded / 60) windows */
 	floorMs: number;
 	processWallMs: number;
 	cpuMs?: number;
@@ -147,22 +205,40 @@ interface ReturnAllResult {
 	cpuMs?: number;
 }
 
-interface OverheadResult {
-	scenario: 'overhead';
-	major: N8nMajor;
-	n: number;
+interface OverheadRow {
+	contender: Contender | 'set-node';
 	ok: boolean;
 	error?: string;
 	requests: number;
 	nodeMs: number;
-	tasksPerSecond: number;
 	cpuMs?: number;
+	/** CPU of the n8n process minus the same workflow with our node disabled, per 1,000 items */
+	cpuSecondsPer1000?: number;
+	peakRssMb?: number;
+}
+
+interface OverheadResult {
+	scenario: 'overhead';
+	major: N8nMajor;
+	n: number;
 	/** the same workflow with our node disabled (n8n passes the items through) */
 	baselineCpuMs?: number;
-	cpuSecondsPer1000?: number;
-	/** n8n's Set node evaluating the same two expressions per item (title and ticket id): n8n's own per-item cost */
-	setNodeMs?: number;
-	setCpuSecondsPer1000?: number;
+	rows: OverheadRow[];
+}
+
+interface ProfileResult {
+	major: N8nMajor;
+	n: number;
+	ok: boolean;
+	error?: string;
+	file?: string;
+	nodeMs: number;
+	/** the node's run on the profile's clock (µs) */
+	window?: { startUs: number; endUs: number };
+	/** the node's run only (samples between its start and end) */
+	node?: ProfileSummary;
+	/** the whole `n8n execute` process, start-up included */
+	process?: ProfileSummary;
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -204,10 +280,18 @@ function checkTasks(sim: Simulator, n: number) {
 // ---------------------------------------------------------------------------------------------------------------------
 // The run
 
-class Bench {
+interface Results {
+	sync: SyncResult[];
+	returnAll: ReturnAllResult[];
+	overhead: OverheadResult[];
+	profiles: ProfileResult[];
+}
+
+class Bench implements Results {
 	readonly sync: SyncResult[] = [];
 	readonly returnAll: ReturnAllResult[] = [];
 	readonly overhead: OverheadResult[] = [];
+	readonly profiles: ProfileResult[] = [];
 	readonly environment: Json = {};
 
 	constructor(
@@ -216,9 +300,24 @@ class Bench {
 		private readonly tgz: string,
 	) {}
 
-	private resetSim(requestsPerWindow: number, windowMs: number) {
+	private resetSim(requestsPerWindow: number, windowMs: number, server: Server = 'open') {
 		this.sim.reset();
-		this.sim.configure({ requestsPerWindow, windowMs, faults: undefined, maxPageSize: PAGE_SIZE });
+		this.sim.configure({
+			requestsPerWindow,
+			windowMs,
+			faults: undefined,
+			maxPageSize: PAGE_SIZE,
+			profile: server === 'capped50' ? 'strict' : 'lenient',
+			readings: server === 'capped50' ? { maxBatchSize: CAPPED_BATCH_LIMIT, batchTooLarge: '413' } : undefined,
+		});
+	}
+
+	private has(key: ContenderKey) {
+		return this.options.only.includes(key);
+	}
+
+	private hasPart(part: Part) {
+		return this.options.parts.includes(part);
 	}
 
 	async runMajor(install: N8nInstall) {
@@ -238,86 +337,136 @@ class Bench {
 				W.headerAuthCredential(header, TOKEN),
 			]);
 
-			const workflows: Workflow[] = [];
-			const add = (id: string, name: string, ...nodes: W.WorkflowNode[]) => {
-				workflows.push(W.workflow(id, name, [W.manualTrigger(), ...nodes]));
-				return id;
+			// One workflow per (contender, N, credential), made when first needed.
+			const workflows = new Map<string, Workflow>();
+			const workflowFor = (contender: Contender, n: number, credential: W.CredentialRef, settings: Json = {}) => {
+				const key = `${contender}:${n}:${credential.id}:${JSON.stringify(settings)}`;
+				let workflow = workflows.get(key);
+				if (!workflow) {
+					const id = `bench${String(workflows.size).padStart(3, '0')}${contender.slice(0, 4)}${String(n).padStart(5, '0')}`.slice(0, 16);
+					const node =
+						contender === 'http-request'
+							? W.httpPutNode('HTTP Request', this.sim.url, header, httpContender(windowMs))
+							: W.backlogNode(
+									'Task Backlog',
+									credential,
+									contender === 'auto-map' ? W.autoMapParameters({ batchSize: BATCH_SIZE }) : W.upsertParameters({ batchSize: BATCH_SIZE }),
+									settings,
+								);
+					workflow = W.workflow(id, `bench: ${CONTENDER_NAME[contender]} ${n}${settings.disabled ? ' (disabled)' : ''} (${credential.name})`, [
+						W.manualTrigger(),
+						W.ticketsNode('Tickets', n),
+						node,
+					]);
+					workflows.set(key, workflow);
+				}
+				return workflow.id;
 			};
-			const ours = (credential: W.CredentialRef, n: number, settings: Json = {}) =>
-				W.backlogNode('Task Backlog', credential, W.upsertParameters({ batchSize: BATCH_SIZE }), settings);
-			const ids = {
-				ours: new Map<number, string>(),
-				http: new Map<number, string>(),
-			};
-			const httpSizes = new Set(this.options.sizes.map((n) => Math.min(n, this.options.httpMax)));
-			for (const n of this.options.sizes) {
-				ids.ours.set(n, add(`benchOurs${String(n).padStart(7, '0')}`, `bench: Task Backlog upsert ${n}`, W.ticketsNode('Tickets', n), ours(limited, n)));
+			const ours = (['auto', 'define'] as ContenderKey[]).filter((key) => this.has(key)).map((key) => CONTENDER[key]);
+			const plan: Array<() => Promise<void>> = [];
+
+			// Sync N tickets against the open server, HTTP Request run once per distinct N (and extrapolated above --http-max)
+			if (this.hasPart('sync')) {
+				const httpRuns = new Map<number, SyncResult>();
+				for (const n of this.options.sizes) {
+					for (const contender of ours) {
+						const id = workflowFor(contender, n, limited);
+						plan.push(async () => void this.sync.push(await this.runSync(folder, major, contender, 'open', id, n, windowMs)));
+					}
+					if (this.has('http')) {
+						const httpN = Math.min(n, this.options.httpMax);
+						const id = workflowFor('http-request', httpN, limited);
+						plan.push(async () => {
+							let http = httpRuns.get(httpN);
+							if (!http) {
+								http = await this.runSync(folder, major, 'http-request', 'open', id, httpN, windowMs);
+								httpRuns.set(httpN, http);
+							}
+							this.sync.push(httpN === n ? http : extrapolate(http, n));
+						});
+					}
+				}
 			}
-			for (const n of httpSizes) {
-				ids.http.set(
-					n,
-					add(`benchHttp${String(n).padStart(7, '0')}`, `bench: HTTP Request PUT ${n}`, W.ticketsNode('Tickets', n), W.httpPutNode('HTTP Request', this.sim.url, header, httpContender(windowMs))),
+			// The same against a server whose batch limit is 50 and not documented
+			if (this.hasPart('capped')) {
+				for (const n of this.options.cappedSizes) {
+					for (const contender of ours) {
+						const id = workflowFor(contender, n, limited);
+						plan.push(async () => void this.sync.push(await this.runSync(folder, major, contender, 'capped50', id, n, windowMs)));
+					}
+				}
+			}
+			if (this.options.realMinute) {
+				for (const contender of ours) {
+					const id = workflowFor(contender, 10000, realMinute);
+					plan.push(async () => void this.sync.push(await this.runSync(folder, major, contender, 'open', id, 10000, 60_000)));
+				}
+			}
+			if (this.hasPart('returnAll')) {
+				const returnAllId = 'benchReturnAll01';
+				const limitOneId = 'benchReturnOne01';
+				workflows.set(returnAllId, W.workflow(returnAllId, 'bench: Return All', [W.manualTrigger(), W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: true })]));
+				workflows.set(limitOneId, W.workflow(limitOneId, 'bench: Limit 1', [W.manualTrigger(), W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: false, limit: 1 })]));
+				plan.push(async () => void this.returnAll.push(await this.runReturnAll(folder, major, returnAllId, limitOneId)));
+			}
+			if (this.hasPart('overhead')) {
+				const disabledId = workflowFor('define-below', OVERHEAD_N, unlimited, { disabled: true });
+				const setId = 'benchSetNode0001';
+				workflows.set(
+					setId,
+					W.workflow(setId, 'bench: Set node, same expressions', [
+						W.manualTrigger(),
+						W.ticketsNode('Tickets', OVERHEAD_N),
+						W.setNode('Task Backlog', { ticket_id: '={{ $json.id }}', title: '={{ $json.title }}' }),
+					]),
 				);
+				const contenders = ours.map((contender) => ({ contender, id: workflowFor(contender, OVERHEAD_N, unlimited) }));
+				plan.push(async () => void this.overhead.push(await this.runOverhead(folder, major, contenders, disabledId, setId)));
 			}
-			const realMinuteId = add('benchOursMinute1', 'bench: Task Backlog upsert 10000, real minute', W.ticketsNode('Tickets', 10000), ours(realMinute, 10000));
-			const returnAllId = add('benchReturnAll01', 'bench: Return All', W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: true }));
-			const limitOneId = add('benchReturnOne01', 'bench: Limit 1', W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: false, limit: 1 }));
-			const overheadId = add('benchOverhead001', 'bench: overhead', W.ticketsNode('Tickets', OVERHEAD_N), ours(unlimited, OVERHEAD_N));
-			const disabledId = add('benchDisabled001', 'bench: overhead baseline', W.ticketsNode('Tickets', OVERHEAD_N), ours(unlimited, OVERHEAD_N, { disabled: true }));
-			const setId = add(
-				'benchSetNode0001',
-				'bench: Set node, same expressions',
-				W.ticketsNode('Tickets', OVERHEAD_N),
-				W.setNode('Task Backlog', { ticket_id: '={{ $json.id }}', title: '={{ $json.title }}' }),
-			);
-			await folder.folder.importWorkflow(workflows);
-
-			// Sync N tickets
-			for (const n of this.options.sizes) {
-				this.sync.push(await this.runSync(folder, major, 'task-backlog', ids.ours.get(n)!, n, windowMs));
-				const httpN = Math.min(n, this.options.httpMax);
-				const http = await this.runSync(folder, major, 'http-request', ids.http.get(httpN)!, httpN, windowMs);
-				this.sync.push(httpN === n ? http : extrapolate(http, n));
+			if (this.options.cpuProf) {
+				const id = workflowFor('auto-map', PROFILE_N, unlimited);
+				plan.push(async () => void this.profiles.push(await this.runProfile(folder, major, id)));
 			}
-			if (this.options.realMinute) this.sync.push(await this.runSync(folder, major, 'task-backlog', realMinuteId, 10000, 60_000));
 
-			// Return All
-			this.returnAll.push(await this.runReturnAll(folder, major, returnAllId, limitOneId));
-
-			// Overhead, rate limit off
-			this.overhead.push(await this.runOverhead(folder, major, overheadId, disabledId, setId));
+			await folder.folder.importWorkflow([...workflows.values()]);
+			for (const step of plan) await step();
 		} finally {
 			await folder.dispose();
 		}
 	}
 
-	private async execute(folder: MeasuredFolder, id: string, what: string): Promise<MeasuredRun> {
+	private async execute(folder: MeasuredFolder, id: string, what: string, nodeOptions?: string): Promise<MeasuredRun> {
 		log(`${what} ...`);
-		const run = await folder.execute(id, RUN_TIMEOUT_MS);
+		const run = await folder.execute(id, RUN_TIMEOUT_MS, { nodeOptions });
 		const error = errorText(run);
-		log(`${what}: ${seconds(run.wallMs)} s${error ? `, failed: ${error.slice(0, 300)}` : ''}`);
+		const rss = run.usage ? `, peak RSS ${Math.round(run.usage.peakRssMb)} MB` : '';
+		log(`${what}: ${seconds(run.wallMs)} s${rss}${error ? `, failed: ${error.slice(0, 300)}` : ''}`);
 		return run;
 	}
 
-	private async runSync(folder: MeasuredFolder, major: N8nMajor, contender: Contender, id: string, n: number, windowMs: number): Promise<SyncResult> {
-		this.resetSim(LIMIT, windowMs);
-		const nodeName = contender === 'task-backlog' ? 'Task Backlog' : 'HTTP Request';
-		const run = await this.execute(folder, id, `n8n ${major}.x ${contender} N=${n} (window ${windowMs / 1000} s)`);
+	private async runSync(folder: MeasuredFolder, major: N8nMajor, contender: Contender, server: Server, id: string, n: number, windowMs: number): Promise<SyncResult> {
+		this.resetSim(LIMIT, windowMs, server);
+		const nodeName = contender === 'http-request' ? 'HTTP Request' : 'Task Backlog';
+		const serverName = server === 'capped50' ? ', batch limit 50 undocumented' : '';
+		const run = await this.execute(folder, id, `n8n ${major}.x ${CONTENDER_NAME[contender]} N=${n} (window ${windowMs / 1000} s${serverName})`);
 		const node = W.nodeRun(run.run, nodeName);
 		const requests = [...this.sim.requests];
 		const start = node?.startTime ?? requests[0]?.at ?? 0;
 		const nodeMs = node?.executionTime ?? 0;
-		const requestsNeeded = contender === 'task-backlog' ? ceilDiv(n, BATCH_SIZE) : n;
+		const acceptedBatch = server === 'capped50' ? Math.min(BATCH_SIZE, CAPPED_BATCH_LIMIT) : BATCH_SIZE;
+		const requestsNeeded = contender === 'http-request' ? n : ceilDiv(n, acceptedBatch);
 		const firstAt = requests[0]?.at ?? start;
-		return {
+		const result: SyncResult = {
 			scenario: 'sync',
 			major,
 			contender,
+			server,
 			n,
 			windowMs,
 			ok: !errorText(run),
 			error: errorText(run),
 			requests: requests.length,
+			writeRequests: requests.filter((r) => r.method !== 'GET' && r.path !== '/tasks/query').length,
 			requestsNeeded,
 			rejected429: requests.filter((r) => r.status === 429).length,
 			otherErrors: requests.filter((r) => r.status !== 429 && (r.status >= 400 || r.status === 0)).length,
@@ -333,6 +482,9 @@ class Bench {
 			requestTimes: requests.map((r) => (r.at - start) / 1000),
 			rejectedTimes: requests.filter((r) => r.status === 429).map((r) => (r.at - start) / 1000),
 		};
+		// the run's JSON of 50,000 items is large: keep only what the report needs
+		run.run = undefined;
+		return result;
 	}
 
 	private async runReturnAll(folder: MeasuredFolder, major: N8nMajor, id: string, limitOneId: string): Promise<ReturnAllResult> {
@@ -362,34 +514,73 @@ class Bench {
 		};
 	}
 
-	private async runOverhead(folder: MeasuredFolder, major: N8nMajor, id: string, disabledId: string, setId: string): Promise<OverheadResult> {
+	private async runOverhead(
+		folder: MeasuredFolder,
+		major: N8nMajor,
+		contenders: Array<{ contender: Contender; id: string }>,
+		disabledId: string,
+		setId: string,
+	): Promise<OverheadResult> {
 		this.resetSim(0, 60_000);
 		const baseline = await this.execute(folder, disabledId, `n8n ${major}.x ${OVERHEAD_N} items, our node disabled (CPU baseline)`);
-		const set = await this.execute(folder, setId, `n8n ${major}.x ${OVERHEAD_N} items through a Set node with the same two expressions`);
-		this.resetSim(0, 60_000);
-		const run = await this.execute(folder, id, `n8n ${major}.x ${OVERHEAD_N} upserts, no rate limit`);
-		const node = W.nodeRun(run.run, 'Task Backlog');
-		const cpu = cpuOf(run);
 		const baselineCpu = cpuOf(baseline);
-		const setCpu = cpuOf(set);
 		const per1000 = (total?: number) =>
 			total !== undefined && baselineCpu !== undefined ? (total - baselineCpu) / 1000 / (OVERHEAD_N / 1000) : undefined;
-		const nodeMs = node?.executionTime ?? 0;
-		return {
-			scenario: 'overhead',
-			major,
-			n: OVERHEAD_N,
-			ok: !errorText(run),
-			error: errorText(run),
-			requests: this.sim.requests.length,
-			nodeMs,
-			tasksPerSecond: nodeMs > 0 ? OVERHEAD_N / (nodeMs / 1000) : 0,
-			cpuMs: cpu,
-			baselineCpuMs: baselineCpu,
-			cpuSecondsPer1000: per1000(cpu),
-			setNodeMs: W.nodeRun(set.run, 'Task Backlog')?.executionTime,
-			setCpuSecondsPer1000: per1000(setCpu),
-		};
+		const rows: OverheadRow[] = [];
+		const set = await this.execute(folder, setId, `n8n ${major}.x ${OVERHEAD_N} items through a Set node with the same two expressions`);
+		rows.push({
+			contender: 'set-node',
+			ok: !errorText(set),
+			error: errorText(set),
+			requests: 0,
+			nodeMs: W.nodeRun(set.run, 'Task Backlog')?.executionTime ?? 0,
+			cpuMs: cpuOf(set),
+			cpuSecondsPer1000: per1000(cpuOf(set)),
+			peakRssMb: set.usage?.peakRssMb,
+		});
+		for (const { contender, id } of contenders) {
+			this.resetSim(0, 60_000);
+			const run = await this.execute(folder, id, `n8n ${major}.x ${OVERHEAD_N} upserts, ${CONTENDER_NAME[contender]}, no rate limit`);
+			rows.push({
+				contender,
+				ok: !errorText(run),
+				error: errorText(run),
+				requests: this.sim.requests.length,
+				nodeMs: W.nodeRun(run.run, 'Task Backlog')?.executionTime ?? 0,
+				cpuMs: cpuOf(run),
+				cpuSecondsPer1000: per1000(cpuOf(run)),
+				peakRssMb: run.usage?.peakRssMb,
+			});
+		}
+		return { scenario: 'overhead', major, n: OVERHEAD_N, baselineCpuMs: baselineCpu, rows };
+	}
+
+	/** One Map Automatically run of PROFILE_N upserts, rate limit off, with the V8 CPU profiler on n8n's process. */
+	private async runProfile(folder: MeasuredFolder, major: N8nMajor, id: string): Promise<ProfileResult> {
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'task-backlog-cpuprof-'));
+		try {
+			this.resetSim(0, 60_000);
+			const run = await this.execute(folder, id, `n8n ${major}.x ${PROFILE_N} upserts, Map Automatically, no rate limit, --cpu-prof`, `--cpu-prof --cpu-prof-dir=${dir}`);
+			const node = W.nodeRun(run.run, 'Task Backlog');
+			const result: ProfileResult = { major, n: PROFILE_N, ok: !errorText(run), error: errorText(run), nodeMs: node?.executionTime ?? 0 };
+			const file = run.usage ? fs.readdirSync(dir).find((name) => name.includes(`.${run.usage!.pid}.`)) : undefined;
+			if (!file || !run.usage || !node) {
+				result.error = `${result.error ?? ''} no profile of the n8n execute process (files: ${fs.readdirSync(dir).join(', ') || 'none'})`.trim();
+				return result;
+			}
+			const profile = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as CpuProfile;
+			// the node's start and end on the profile's clock, through the instant the rusage hook recorded at start-up
+			const startUs = run.usage.startedAtMonotonicUs + (node.startTime - run.usage.startedAt) * 1000;
+			result.window = { startUs, endUs: startUs + node.executionTime * 1000 };
+			result.node = summarizeProfile(profile, result.window);
+			result.process = summarizeProfile(profile);
+			fs.mkdirSync(this.options.out, { recursive: true });
+			result.file = path.join(this.options.out, `map-automatically-${PROFILE_N}-n8n-${major}.cpuprofile`);
+			fs.copyFileSync(path.join(dir, file), result.file);
+			return result;
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
 	}
 }
 
@@ -402,6 +593,7 @@ function extrapolate(result: SyncResult, n: number): SyncResult {
 		n,
 		extrapolatedFrom: result.n,
 		requests: scale(result.requests),
+		writeRequests: scale(result.writeRequests),
 		requestsNeeded: n,
 		rejected429: scale(result.rejected429),
 		otherErrors: scale(result.otherErrors),
@@ -416,6 +608,7 @@ function extrapolate(result: SyncResult, n: number): SyncResult {
 		floorMs: floorMs(n, result.windowMs),
 		processWallMs: scale(result.processWallMs),
 		cpuMs: result.cpuMs === undefined ? undefined : scale(result.cpuMs),
+		peakRssMb: undefined,
 		requestTimes: result.requestTimes.map((t) => t * factor),
 		rejectedTimes: result.rejectedTimes.map((t) => t * factor),
 	};
@@ -433,39 +626,51 @@ function table(header: string[], rows: string[][]): string {
 const fmt = (value: number | undefined, digits = 0) =>
 	value === undefined || Number.isNaN(value) ? 'n/a' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
-function report(bench: Bench, options: Options): { text: string; targets: Json[] } {
+const serverLabel = (server: Server) => (server === 'capped50' ? 'limit 50, undocumented' : 'open');
+
+function profileTable(summary: ProfileSummary): string {
+	return table(
+		['Function (self time)', 'Where', 'Self (ms)', 'Share'],
+		summary.top.map((entry) => [entry.name, entry.where || entry.area, fmt(entry.selfMs), `${fmt(entry.share * 100, 1)} %`]),
+	);
+}
+
+function report(bench: Results, options: Options): { text: string; targets: Json[] } {
 	const out: string[] = [];
 	const targets: Json[] = [];
-	const contenderName = (r: SyncResult) => (r.contender === 'task-backlog' ? 'Task Backlog node' : 'HTTP Request node');
 	for (const major of options.majors) {
 		const sync = bench.sync.filter((r) => r.major === major);
-		out.push(`\n### Sync N tickets, n8n ${major}.x (rate limit ${LIMIT} requests per window)\n`);
-		const rows = sync.map((r) => {
-			const peer = sync.find((p) => p.n === r.n && p.windowMs === r.windowMs && p.contender !== r.contender);
-			const vsHttp = r.contender === 'task-backlog' && peer ? fmt(r.nodeMs / peer.nodeMs, 3) : '';
-			return [
-				`${contenderName(r)}${r.extrapolatedFrom ? ` (extrapolated from N=${r.extrapolatedFrom})` : ''}${r.ok ? '' : ' FAILED'}`,
-				fmt(r.n),
-				`${r.windowMs / 1000} s`,
-				fmt(r.requests),
-				fmt(r.rejected429),
-				`${fmt(r.tasks)} / ${fmt(r.duplicates)} / ${fmt(r.missing)}`,
-				seconds(r.nodeMs),
-				seconds(r.prepMs),
-				seconds(r.requestPhaseMs),
-				seconds(r.floorMs),
-				fmt(r.nodeMs / r.floorMs, 2),
-				fmt(r.requestPhaseMs / r.floorMs, 2),
-				vsHttp,
-				r.cpuMs === undefined ? 'n/a' : seconds(r.cpuMs),
-			];
-		});
-		out.push(
-			table(
-				['Contender', 'N', 'Window', 'Requests', '429s', 'Tasks / dup / missing', 'Wall (s)', 'Prep (s)', 'Requests phase (s)', 'Floor (s)', 'Wall / floor', 'Req. phase / floor', 'Wall / HTTP', 'CPU (s)'],
-				rows,
-			),
-		);
+		if (sync.length > 0) {
+			out.push(`\n### Sync N tickets, n8n ${major}.x (rate limit ${LIMIT} requests per window; Create or Update, Batch Size ${BATCH_SIZE})\n`);
+			const rows = sync.map((r) => {
+				const http = sync.find((p) => p.n === r.n && p.windowMs === r.windowMs && p.contender === 'http-request' && p.server === r.server);
+				const vsHttp = r.contender !== 'http-request' && http ? fmt(r.nodeMs / http.nodeMs, 3) : '';
+				return [
+					`${CONTENDER_NAME[r.contender]}${r.extrapolatedFrom ? ` (extrapolated from N=${fmt(r.extrapolatedFrom)})` : ''}${r.ok ? '' : ' FAILED'}`,
+					serverLabel(r.server),
+					fmt(r.n),
+					`${r.windowMs / 1000} s`,
+					`${fmt(r.requests)} (${fmt(r.writeRequests)})`,
+					fmt(r.requestsNeeded),
+					fmt(r.rejected429),
+					`${fmt(r.tasks)} / ${fmt(r.duplicates)} / ${fmt(r.missing)} / ${fmt(r.wrongValues)}`,
+					seconds(r.nodeMs),
+					seconds(r.prepMs),
+					seconds(r.requestPhaseMs),
+					seconds(r.floorMs),
+					fmt(r.nodeMs / r.floorMs, 2),
+					vsHttp,
+					r.cpuMs === undefined ? 'n/a' : seconds(r.cpuMs),
+					r.peakRssMb === undefined ? 'n/a' : fmt(r.peakRssMb),
+				];
+			});
+			out.push(
+				table(
+					['Contender', 'Server', 'N', 'Window', 'Requests (writes)', 'Needed', '429s', 'Tasks / dup / missing / wrong', 'Wall (s)', 'Prep (s)', 'Requests phase (s)', 'Floor (s)', 'Wall / floor', 'Wall / HTTP', 'CPU (s)', 'Peak RSS (MB)'],
+					rows,
+				),
+			);
+		}
 		const returnAll = bench.returnAll.find((r) => r.major === major);
 		if (returnAll) {
 			out.push(`\n### Return All, n8n ${major}.x (Get Many of ${fmt(returnAll.tasks)} seeded tasks, pages of ${PAGE_SIZE})\n`);
@@ -478,30 +683,60 @@ function report(bench: Bench, options: Options): { text: string; targets: Json[]
 		}
 		const overhead = bench.overhead.find((r) => r.major === major);
 		if (overhead) {
-			out.push(`\n### Overhead, n8n ${major}.x (rate limit off, ${fmt(overhead.n)} upserts by external id, batches of ${BATCH_SIZE})\n`);
+			out.push(`\n### Overhead, n8n ${major}.x (rate limit off, ${fmt(overhead.n)} upserts by external ID, batches of ${BATCH_SIZE}; CPU of the n8n process minus the same workflow with our node disabled, ${overhead.baselineCpuMs === undefined ? 'n/a' : seconds(overhead.baselineCpuMs)} s)\n`);
 			out.push(
 				table(
-					['Measure', 'Task Backlog node', "n8n's Set node, same 2 expressions"],
-					[
-						['Node time (s)', seconds(overhead.nodeMs), overhead.setNodeMs === undefined ? 'n/a' : seconds(overhead.setNodeMs)],
-						['Items per second', fmt(overhead.tasksPerSecond), overhead.setNodeMs ? fmt(overhead.n / (overhead.setNodeMs / 1000)) : 'n/a'],
-						['CPU s per 1,000 items (n8n process, minus node disabled)', fmt(overhead.cpuSecondsPer1000, 2), fmt(overhead.setCpuSecondsPer1000, 2)],
-						['Requests', fmt(overhead.requests), '0'],
-					],
+					['Node', 'Node time (s)', 'Items per second (node time)', 'CPU s per 1,000 items', 'Items per CPU second', 'Requests', 'Peak RSS (MB)'],
+					overhead.rows.map((row) => [
+						`${row.contender === 'set-node' ? "n8n's Set node, the same 2 expressions" : CONTENDER_NAME[row.contender]}${row.ok ? '' : ' FAILED'}`,
+						seconds(row.nodeMs),
+						fmt(row.nodeMs > 0 ? overhead.n / (row.nodeMs / 1000) : undefined),
+						fmt(row.cpuSecondsPer1000, 3),
+						fmt(row.cpuSecondsPer1000 ? 1000 / row.cpuSecondsPer1000 : undefined),
+						fmt(row.requests),
+						fmt(row.peakRssMb),
+					]),
 				),
 			);
+			const auto = overhead.rows.find((row) => row.contender === 'auto-map');
+			if (auto) {
+				const perSecond = auto.cpuSecondsPer1000 ? 1000 / auto.cpuSecondsPer1000 : 0;
+				targets.push({ target: 'Map Automatically: ≥ 20,000 items per CPU second, whole n8n process (rate limit off; minus the workflow with the node disabled; includes n8n storing and printing the 10,000 tasks output)', at: `n8n ${major}.x N=${fmt(overhead.n)}`, met: perSecond >= 20000, value: `${fmt(perSecond)} items/s (${fmt(auto.cpuSecondsPer1000, 3)} CPU s per 1,000)` });
+			}
+		}
+		const nodeProfile = bench.profiles.find((p) => p.major === major)?.node;
+		if (nodeProfile) {
+			const perSecond = nodeProfile.ourStackMs > 0 ? PROFILE_N / (nodeProfile.ourStackMs / 1000) : 0;
+			targets.push({ target: 'Map Automatically: ≥ 20,000 items per CPU second of our node alone (CPU profile: samples with a frame of our package on the stack, rate limit off)', at: `n8n ${major}.x N=${fmt(PROFILE_N)}`, met: perSecond >= 20000, value: `${fmt(perSecond)} items/s (${fmt(nodeProfile.ourStackMs / (PROFILE_N / 1000), 1)} CPU ms per 1,000)` });
+		}
+		const profile = bench.profiles.find((p) => p.major === major);
+		if (profile) {
+			out.push(`\n### CPU profile of one ${fmt(profile.n)}-item Map Automatically run, n8n ${major}.x (rate limit off; node --cpu-prof on the n8n execute process)\n`);
+			if (profile.node && profile.process) {
+				const node = profile.node;
+				out.push(
+					`Node run ${seconds(profile.nodeMs)} s; ${fmt(node.totalMs)} ms sampled in it (${fmt(node.samples)} samples), of which ${fmt(node.ourStackMs)} ms (${fmt((node.ourStackMs / node.totalMs) * 100, 1)} %) with a frame of our package on the stack = ${fmt(node.ourStackMs / (profile.n / 1000), 2)} ms per 1,000 items. Self time by area: ${node.areas.slice(0, 8).map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`).join(', ')}. Profile: ${profile.file}\n`,
+				);
+				out.push(profileTable(node));
+				out.push(`\nWhole process (start-up included, ${fmt(profile.process.totalMs)} ms): ${profile.process.areas.slice(0, 6).map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`).join(', ')}`);
+			} else out.push(`No profile: ${profile.error ?? 'unknown reason'}`);
 		}
 		// targets
-		for (const r of sync.filter((s) => s.contender === 'task-backlog')) {
-			const at = `n8n ${major}.x N=${r.n}, window ${r.windowMs / 1000} s`;
-			targets.push({ target: 'zero 429s for our node', at, met: r.rejected429 === 0, value: r.rejected429 });
-			targets.push({ target: `requests ≤ ceil(N / ${BATCH_SIZE}) + 2`, at, met: r.requests <= r.requestsNeeded + 2, value: `${r.requests} ≤ ${r.requestsNeeded + 2}` });
-			targets.push({ target: 'wall time ≤ 1.1 × floor', at, met: r.nodeMs <= 1.1 * r.floorMs, value: `${seconds(r.nodeMs)} s / ${seconds(r.floorMs)} s = ${fmt(r.nodeMs / r.floorMs, 2)}` });
-			targets.push({ target: 'requests phase ≤ 1.1 × floor', at, met: r.requestPhaseMs <= 1.1 * r.floorMs, value: `${seconds(r.requestPhaseMs)} s / ${seconds(r.floorMs)} s = ${fmt(r.requestPhaseMs / r.floorMs, 2)}` });
+		for (const r of sync.filter((s) => s.contender !== 'http-request')) {
+			const at = `n8n ${major}.x ${CONTENDER_NAME[r.contender]} N=${fmt(r.n)}, window ${r.windowMs / 1000} s, ${serverLabel(r.server)} server`;
+			targets.push({ target: 'zero 429s', at, met: r.rejected429 === 0, value: r.rejected429 });
 			targets.push({ target: 'every ticket once, with its values', at, met: r.ok && r.tasks === r.n && r.duplicates === 0 && r.missing === 0 && r.wrongValues === 0, value: `${r.tasks} tasks, ${r.duplicates} dup, ${r.missing} missing, ${r.wrongValues} wrong` });
-			const http = sync.find((p) => p.n === r.n && p.contender === 'http-request' && p.windowMs === r.windowMs);
+			if (r.server === 'capped50') {
+				targets.push({ target: `requests ≤ ceil(N / ${CAPPED_BATCH_LIMIT}) + 3`, at, met: r.requests <= r.requestsNeeded + 3, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 3)} (${fmt(r.writeRequests)} writes)` });
+				targets.push({ target: 'wall ≤ 1.1 × floor + 2 s', at, met: r.nodeMs <= 1.1 * r.floorMs + 2000, value: `${seconds(r.nodeMs)} s ≤ ${seconds(1.1 * r.floorMs + 2000)} s` });
+			} else {
+				targets.push({ target: `requests ≤ ceil(N / ${BATCH_SIZE}) + 2`, at, met: r.requests <= r.requestsNeeded + 2, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 2)} (${fmt(r.writeRequests)} writes)` });
+				targets.push({ target: 'wall ≤ 1.1 × floor', at, met: r.nodeMs <= 1.1 * r.floorMs, value: `${seconds(r.nodeMs)} s / ${seconds(r.floorMs)} s = ${fmt(r.nodeMs / r.floorMs, 2)}` });
+			}
+			if (r.n >= 50000) targets.push({ target: 'completes; peak RSS of n8n execute', at, met: r.ok, value: r.peakRssMb === undefined ? 'n/a' : `${fmt(r.peakRssMb)} MB` });
+			const http = sync.find((p) => p.n === r.n && p.contender === 'http-request' && p.windowMs === r.windowMs && p.server === r.server);
 			if (r.n >= 10000 && http) {
-				targets.push({ target: '≥ 50× fewer requests than HTTP Request at N = 10,000', at, met: http.requests / r.requests >= 50, value: `${fmt(http.requests / r.requests, 1)}×${http.extrapolatedFrom ? ' (HTTP extrapolated)' : ''}` });
+				targets.push({ target: '≥ 50× fewer requests than HTTP Request', at, met: http.requests / r.requests >= 50, value: `${fmt(http.requests / r.requests, 1)}×${http.extrapolatedFrom ? ' (HTTP extrapolated)' : ''}` });
 			}
 		}
 	}
@@ -510,28 +745,60 @@ function report(bench: Bench, options: Options): { text: string; targets: Json[]
 	return { text: out.join('\n'), targets };
 }
 
-function chart(bench: Bench, options: Options, major: N8nMajor): string {
-	const panels: Panel[] = options.sizes.map((n) => ({
-		title: `Sync ${n.toLocaleString('en-US')} tickets, n8n ${major}.x`,
-		limit: LIMIT,
-		windowSeconds: options.windowMs / 1000,
-		series: bench.sync
-			.filter((r) => r.major === major && r.n === n && r.windowMs === options.windowMs)
-			.map((r) => ({
-				label: r.contender === 'task-backlog' ? 'Task Backlog node' : 'HTTP Request node',
-				color: r.contender === 'task-backlog' ? '#1f77b4' : '#ff7f0e',
-				times: r.requestTimes,
-				rejected: r.rejectedTimes,
-				note: r.extrapolatedFrom ? `extrapolated from N=${r.extrapolatedFrom}` : undefined,
-			})),
-	}));
-	return requestsOverTimeSvg(`Requests over time against a ${LIMIT}-per-${options.windowMs / 1000}-s rate limit`, panels);
+function chart(bench: Results, options: Options, major: N8nMajor): string {
+	const series = (r: SyncResult): Series => ({
+		label: CONTENDER_NAME[r.contender],
+		color: CONTENDER_COLOR[r.contender],
+		times: r.requestTimes,
+		rejected: r.rejectedTimes,
+		note: r.extrapolatedFrom ? `extrapolated from N=${r.extrapolatedFrom.toLocaleString('en-US')}` : undefined,
+	});
+	const panel = (title: string, results: SyncResult[], windowMs: number): Panel => ({ title, limit: LIMIT, windowSeconds: windowMs / 1000, series: results.map(series) });
+	const mine = bench.sync.filter((r) => r.major === major);
+	const panels: Panel[] = [];
+	for (const n of options.sizes) {
+		const results = mine.filter((r) => r.n === n && r.windowMs === options.windowMs && r.server === 'open');
+		if (results.length > 0) panels.push(panel(`Sync ${n.toLocaleString('en-US')} tickets, n8n ${major}.x`, results, options.windowMs));
+	}
+	for (const n of options.cappedSizes) {
+		const results = mine.filter((r) => r.n === n && r.windowMs === options.windowMs && r.server === 'capped50');
+		if (results.length > 0) panels.push(panel(`Sync ${n.toLocaleString('en-US')} tickets, n8n ${major}.x, batch limit 50 undocumented`, results, options.windowMs));
+	}
+	const minute = mine.filter((r) => r.windowMs === 60_000);
+	if (minute.length > 0) panels.push(panel(`Sync 10,000 tickets, n8n ${major}.x, the real 60 s window`, minute, 60_000));
+	return requestsOverTimeSvg(`Requests over time against a ${LIMIT}-requests-per-window rate limit`, panels);
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
 
+/** --report: the saved results of earlier runs, merged (their sizes and majors decide the tables and the chart). */
+function reportAgain(options: Options) {
+	const saved = options.reportFrom.map((file) => JSON.parse(fs.readFileSync(file, 'utf8')) as Results & { environment: Json });
+	const results: Results = { sync: [], returnAll: [], overhead: [], profiles: [] };
+	const merged: Options = { ...options, majors: [], sizes: [], cappedSizes: [] };
+	for (const file of saved) {
+		results.sync.push(...file.sync);
+		results.returnAll.push(...file.returnAll);
+		results.overhead.push(...file.overhead);
+		results.profiles.push(...(file.profiles ?? []));
+		const used = (file.environment.options ?? {}) as Partial<Options>;
+		for (const major of used.majors ?? []) if (!merged.majors.includes(major)) merged.majors.push(major);
+		for (const n of used.sizes ?? []) if (!merged.sizes.includes(n)) merged.sizes.push(n);
+		for (const n of used.cappedSizes ?? []) if (!merged.cappedSizes.includes(n)) merged.cappedSizes.push(n);
+		if (used.windowMs) merged.windowMs = used.windowMs;
+	}
+	const { text } = report(results, merged);
+	process.stdout.write(`Results of ${options.reportFrom.join(', ')}\n${text}\n`);
+	fs.mkdirSync(options.out, { recursive: true });
+	merged.majors.forEach((major, index) => {
+		const name = index === 0 ? 'requests-over-time.svg' : `requests-over-time-n8n-${major}.svg`;
+		fs.writeFileSync(path.join(options.out, name), chart(results, merged, major));
+	});
+}
+
 async function main() {
 	const options = parseArgs(process.argv.slice(2));
+	if (options.reportFrom.length > 0) return reportAgain(options);
 	const projectDir = path.resolve(__dirname, '..', '..', '..');
 	if (!fs.existsSync(path.join(projectDir, 'dist', 'nodes'))) throw new Error('dist/ is not built: run npm run build');
 	const started = Date.now();
@@ -544,11 +811,14 @@ async function main() {
 		n8n: describeVersions(),
 		cpus: os.cpus().length,
 		cpuModel: os.cpus()[0]?.model,
+		totalMemoryGiB: Number((os.totalmem() / 2 ** 30).toFixed(1)),
 		loadAverageAtStart: os.loadavg().map((l) => Number(l.toFixed(2))),
 		benchNode: process.version,
 		windowMs: options.windowMs,
 		limit: LIMIT,
 		batchSize: BATCH_SIZE,
+		cappedServer: { profile: 'strict', maxBatchSize: CAPPED_BATCH_LIMIT, batchTooLarge: '413 text/plain, limit not stated' },
+		options,
 		httpContender: { ...httpContender(options.windowMs), request: 'PUT {base}/tasks/{uid}, bearer token from a Header Auth credential, one request per item' },
 	});
 	try {
@@ -562,15 +832,16 @@ async function main() {
 	const intro = [
 		`Benchmark: ${describeVersions()}; ${os.cpus().length} CPUs; load average at start ${bench.environment.loadAverageAtStart.join(' ')}.`,
 		`Simulator rate limit: ${LIMIT} requests per ${options.windowMs / 1000} s window (a time-scaled minute); our credential: Requests per Minute ${LIMIT}, Rate Limit Window ${options.windowMs / 1000} s.`,
-		`Task Backlog node: Create or Update by External ID, batching on, Batch Size ${BATCH_SIZE}.`,
+		`Task Backlog node: Create or Update by External ID, batching on, Batch Size ${BATCH_SIZE}; Input Data Map Automatically (keys id and title read as they are, uid ignored) or Define Below (External ID {{ $json.id }}, Title {{ $json.title }}).`,
+		`Servers: open = the lenient simulator (batches of 100 accepted); limit 50, undocumented = the strict profile with a batch limit of 50, a longer batch answered 413 without the limit.`,
 		`HTTP Request node: PUT {base}/tasks/{uid} per item (uid given in the input), bearer token from a Header Auth credential; paced with its Batching option (${LIMIT} items per batch, Batch Interval ${options.windowMs} ms = one window) and the node setting Retry On Fail (3 tries, 1000 ms apart; n8n's defaults). Retry On Fail re-runs the whole node when any item failed.`,
-		'Wall = the node\'s own run time as n8n measures it. Prep = node start to its first request (reading and checking every item). Requests phase = first request to the node\'s end. Floor = ceil(requests needed / 60) windows.',
+		"Wall = the node's own run time as n8n measures it. Prep = node start to its first request (reading and checking every item). Requests phase = first request to the node's end. Needed = the least requests the job takes on that server (ceil(N / accepted batch size); N for the HTTP Request node). Floor = ceil(Needed / 60) windows.",
 	].join('\n');
 	process.stdout.write(`${intro}\n${text}\n`);
 	fs.mkdirSync(options.out, { recursive: true });
 	fs.writeFileSync(
 		path.join(options.out, 'bench.json'),
-		JSON.stringify({ at: new Date().toISOString(), environment: bench.environment, sync: bench.sync, returnAll: bench.returnAll, overhead: bench.overhead, targets }, null, 2) + '\n',
+		JSON.stringify({ at: new Date().toISOString(), environment: bench.environment, sync: bench.sync, returnAll: bench.returnAll, overhead: bench.overhead, profiles: bench.profiles, targets }, null, 2) + '\n',
 	);
 	fs.writeFileSync(path.join(options.out, 'requests-over-time.svg'), chart(bench, options, options.majors[0]));
 	for (const major of options.majors.slice(1)) fs.writeFileSync(path.join(options.out, `requests-over-time-n8n-${major}.svg`), chart(bench, options, major));

@@ -15,6 +15,10 @@ export interface ProcessUsage {
 	systemCpuMs: number;
 	/** peak resident set size (VmHWM) of the `n8n execute` process, in MB */
 	peakRssMb: number;
+	pid: number;
+	/** when the process started: epoch ms, and the same instant on the monotonic clock (µs) of CPU profiles */
+	startedAt: number;
+	startedAtMonotonicUs: number;
 }
 
 export interface MeasuredRun {
@@ -65,19 +69,20 @@ export class MeasuredFolder {
 		if (opts.measure) {
 			if (!fs.existsSync(HOOK)) throw new Error(`${HOOK} is missing: run npm run build:tools`);
 			usageDir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-rusage-'));
-			env.NODE_OPTIONS = `--require ${HOOK}`;
+			env.NODE_OPTIONS = [`--require ${HOOK}`, opts.env?.NODE_OPTIONS].filter(Boolean).join(' ');
 			env.TASK_BACKLOG_RUSAGE_DIR = usageDir;
 		}
 		const folder = await N8nUserFolder.create(install, { tgz: opts.tgz, log: opts.log, env });
 		return new MeasuredFolder(folder, usageDir);
 	}
 
-	async execute(workflowId: string, timeoutMs: number): Promise<MeasuredRun> {
+	/** `n8n execute --id=…`; `nodeOptions` are added to NODE_OPTIONS for this run only (e.g. `--cpu-prof`). */
+	async execute(workflowId: string, timeoutMs: number, opts: { nodeOptions?: string } = {}): Promise<MeasuredRun> {
 		if (this.usageDir) {
 			for (const file of await fsp.readdir(this.usageDir)) await fsp.rm(path.join(this.usageDir, file), { force: true });
 		}
 		const started = Date.now();
-		const result = await this.runToFiles(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs);
+		const result = await this.runToFiles(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs, opts.nodeOptions);
 		const wallMs = Date.now() - started;
 		return { ...result, run: parseRun(result.stdout), wallMs, usage: await this.usageOf(workflowId) };
 	}
@@ -87,16 +92,18 @@ export class MeasuredFolder {
 	 * process.exit() soon after, and through a pipe a large run (10,000 items: ~26 MB) was cut off at ~1.5 MB. Own
 	 * process group, killed whole at the time limit and when this process exits.
 	 */
-	async runToFiles(args: string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+	async runToFiles(args: string[], timeoutMs: number, nodeOptions?: string): Promise<{ code: number; stdout: string; stderr: string }> {
 		const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-run-'));
 		const outFile = path.join(dir, 'stdout');
 		const errFile = path.join(dir, 'stderr');
 		const out = fs.openSync(outFile, 'w');
 		const err = fs.openSync(errFile, 'w');
 		const { install } = this.folder;
+		const env = this.folder.env();
+		if (nodeOptions) env.NODE_OPTIONS = [env.NODE_OPTIONS, nodeOptions].filter(Boolean).join(' ');
 		const child = spawn(install.nodeBin, [install.n8nBin, ...args], {
 			cwd: this.folder.dir,
-			env: { ...this.folder.env(), N8N_RUNNERS_BROKER_PORT: String(await freePort()) },
+			env: { ...env, N8N_RUNNERS_BROKER_PORT: String(await freePort()) },
 			detached: true,
 			stdio: ['ignore', out, err],
 		});
@@ -141,12 +148,18 @@ export class MeasuredFolder {
 				userCpuMs: number;
 				systemCpuMs: number;
 				maxRssKb: number;
+				pid: number;
+				startedAt: number;
+				startedAtMonotonicUs: number;
 			};
 			if (record.argv.includes('execute') && record.argv.includes(`--id=${workflowId}`)) {
 				return {
 					userCpuMs: record.userCpuMs,
 					systemCpuMs: record.systemCpuMs,
 					peakRssMb: record.maxRssKb / 1024,
+					pid: record.pid,
+					startedAt: record.startedAt,
+					startedAtMonotonicUs: record.startedAtMonotonicUs,
 				};
 			}
 		}

@@ -7,6 +7,10 @@ import * as path from 'path';
 
 const dir = process.env.TASK_BACKLOG_RUSAGE_DIR;
 const startedAt = Date.now();
+// The same instant on the monotonic clock (µs), which V8's CPU profiles (--cpu-prof) use: maps n8n's node start
+// time (epoch ms) onto a profile's timeline.
+const [hrSeconds, hrNanos] = process.hrtime();
+const startedAtMonotonicUs = hrSeconds * 1e6 + hrNanos / 1e3;
 
 if (dir) {
 	process.on('exit', (code) => {
@@ -18,6 +22,7 @@ if (dir) {
 				argv: process.argv.slice(1),
 				exitCode: code,
 				startedAt,
+				startedAtMonotonicUs,
 				endedAt: Date.now(),
 				userCpuMs: usage.userCPUTime / 1000,
 				systemCpuMs: usage.systemCPUTime / 1000,

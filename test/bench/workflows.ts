@@ -102,6 +102,22 @@ export function upsertParameters(requestOptions: Json = {}, extra: Json = {}): J
 	};
 }
 
+/**
+ * Create or Update with Input Data "Map Automatically": each ticket's keys read as they are (`id` the external ID,
+ * `title`), its `uid` (there for the HTTP Request contender) ignored, so the task uid is derived from `id` as with
+ * Define Below: the same work, without per-item expressions.
+ */
+export function autoMapParameters(requestOptions: Json = {}, extra: Json = {}): Json {
+	return {
+		resource: 'task',
+		operation: 'upsert',
+		inputData: 'autoMap',
+		autoMapOptions: { keysToIgnore: 'uid' },
+		...extra,
+		requestOptions,
+	};
+}
+
 export interface HttpContenderOptions {
 	/** Items per batch of the HTTP Request node's Batching option (0: option off). */
 	itemsPerBatch: number;

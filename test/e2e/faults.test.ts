@@ -241,8 +241,13 @@ describe.each(MAJORS)('real n8n %i.x under faults', (major) => {
 			expect(entry).toMatchObject({ status: 401, method: requests[first401].method, path: requests[first401].path });
 			expect(entry.body).toEqual(requests[first401].body);
 		}
-		// the 5 batches before it were written
-		expect(sim.tasks.size).toBe(50);
+		// the batches before it were written (the requests before them are the bulk reads of the uids), nothing after
+		const written = requests
+			.slice(0, first401)
+			.filter((entry) => entry.path === '/tasks/batch' && entry.status === 200)
+			.reduce((sum, entry) => sum + ((entry.body as Json).items as unknown[]).length, 0);
+		expect(written).toBeGreaterThan(0);
+		expect(sim.tasks.size).toBe(written);
 	}, 3 * 60_000);
 
 	test('a 422 on one item, with Continue On Fail, fails that item only with the service\'s message; batched and single', async () => {
@@ -318,7 +323,8 @@ describe.each(MAJORS)('real n8n %i.x under faults', (major) => {
 			const summary = requests.map((entry) => `${entry.at - start} ms ${entry.method} ${entry.path} ${owner(entry)} ${entry.status}`);
 			if (summary.some((line) => line.endsWith(' 429'))) log(`concurrent requests, ms since the first:\n${summary.join('\n')}`);
 			expect(summary.filter((line) => line.endsWith(' 429'))).toEqual([]);
-			expect(summary).toHaveLength(2 * LIMIT);
+			// each ticket written once; the rest are each workflow's bulk reads before writing (POST /tasks/query)
+			expect(requests.filter((entry) => entry.path !== '/tasks/query')).toHaveLength(2 * LIMIT);
 			// both ran at once: their requests interleave
 			const firstB = requests.findIndex((entry) => owner(entry) === 'B');
 			const lastA = requests.map(owner).lastIndexOf('A');

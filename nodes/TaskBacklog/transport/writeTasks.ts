@@ -245,7 +245,12 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
 	if (toRead.length > 0) {
-		for (const [uid, task] of await readTasksByUid(client, toRead, unique[0]?.itemIndex)) current.set(uid, task);
+		try {
+			for (const [uid, task] of await readTasksByUid(client, toRead, unique[0]?.itemIndex)) current.set(uid, task);
+		} catch (error) {
+			// Nothing can be written safely without the read: every write gets its error (Continue On Fail keeps them apart).
+			return writes.map(() => ({ error: error as Error }));
+		}
 	}
 
 	const outcome = new Map<string, WriteResult>();

@@ -244,7 +244,8 @@ export class BacklogClient {
 				await sleep(this.backoffMs(attempt));
 				continue;
 			}
-			release();
+			// The status adapts the limiter: a 429 cuts this process's rate (it grows back with time).
+			release(response.statusCode, retryAfterMs(response.headers as IDataObject));
 
 			const status = response.statusCode;
 			if (status >= 200 && status < 300) return response.body as T;
@@ -260,13 +261,15 @@ export class BacklogClient {
 				throw error;
 			}
 			const hinted = retryAfterMs(response.headers as IDataObject);
-			const longest = this.retry.maxDelayMs;
+			// A 429 may ask for the rest of the rate-limit window, even when that is longer than the policy's longest wait.
+			const longest = status === 429 ? limiter.longestWaitMs(this.retry.maxDelayMs) : this.retry.maxDelayMs;
 			if (hinted !== undefined && hinted > longest) {
 				// Waiting that long would hold this execution (and, for a 429, every execution sharing the token).
 				throw retryLaterError(node, status, hinted, longest, response.body, { ...request, attempts: attempt }, redact);
 			}
-			const delay = hinted ?? this.backoffMs(attempt);
-			if (status === 429) limiter.pauseUntil(Date.now() + delay);
+			// Without Retry-After, a 429's waits grow to a whole window by the last attempt (see RateLimiter.throttleDelayMs).
+			const delay = hinted ?? (status === 429 ? limiter.throttleDelayMs(attempt, this.retry) : this.backoffMs(attempt));
+			if (status === 429) limiter.pauseUntil(Date.now() + delay, hinted !== undefined);
 			await sleep(delay);
 		}
 	}

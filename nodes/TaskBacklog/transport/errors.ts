@@ -51,7 +51,7 @@ function fixFor(status: number, path: string, attempts: number): string {
 	if (status === 422)
 		return 'The service rejected the field named in the message. Correct that field in the node parameters (or in the input item).';
 	if (status === 429)
-		return `Still rate limited after ${attempts} attempts. Lower Requests per Minute in the credential, or run fewer workflows with this token at once.`;
+		return `Still rate limited after ${attempts} attempts: something else is using this token's budget. Lower Requests per Minute in the credential (with n8n queue mode, to the service's limit divided by the number of workers), or run fewer workflows with this token at once.`;
 	if (status >= 500)
 		return `The service failed ${attempts} time(s) in a row. It may be down: check its status page, then run the workflow again (writes are idempotent, so nothing is duplicated).`;
 	return 'Check the parameters named in the message.';

@@ -7,56 +7,225 @@ import { sleep } from 'n8n-workflow';
 const WINDOW_MARGIN = 1.03;
 
 /**
- * Client-side rate limit: at most `limit` requests in any window of `windowMs`.
+ * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window
+ * (or of its current rate, when that is lower). TCP halves; AWS's "adaptive" retry mode keeps 0.7, which loses less
+ * throughput while the processes sharing a token settle.
+ */
+export const DECREASE = 0.7;
+
+/**
+ * Increase: after a cut the rate grows back with time, by INCREASE × limit × k³ after k windows without a 429 (at 60:
+ * +3 after one window, +24 after two, the whole limit after three): slow while the processes are probing near their
+ * share, fast once the others are gone, so that the last execution still running has the whole rate back within a few
+ * windows rather than tens (after a cut to the floor it doubles every half window instead: see rateAt). AWS's
+ * adaptive retry mode grows the same way (a cubic of the time since its last throttle, as TCP CUBIC); the increase does
+ * not depend on the current rate, so processes cut at the same time grow back alike, and the proportional cuts make
+ * their shares converge. It is counted in time, not in answers, so that a process paced at a low rate (or held back
+ * until the server's window has passed) is not kept low by its own pacing.
+ */
+export const INCREASE = 0.05;
+
+/**
+ * No process drops below this share of the configured limit (and never below 1 request per window): a 429 with
+ * little sent is someone else's traffic or a blip. Low, so that a process that started late in a full window is held
+ * back after its first 429 or two; it then doubles back quickly. More processes than 1 / MIN_SHARE on one token need a
+ * lower Requests per Minute each (README, "Scaling out").
+ */
+export const MIN_SHARE = 1 / 16;
+
+/** Random share of a window added to the end of a pause after a 429, so processes do not restart in lockstep. */
+const JITTER = 0.1;
+
+/** The attempt budget of the caller, as far as waiting after a 429 is concerned. */
+export interface RetryBudget {
+	/** Attempts in all, the first included. */
+	maxAttempts: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+}
+
+interface Slot {
+	/** When the request left, or, once it has finished, when it finished (the server may count it until then). */
+	at: number;
+	/** When the request left (set once). */
+	sentAt: number;
+}
+
+/**
+ * Client-side rate limit for one base URL and token in one process, adaptive (AIMD).
+ *
+ * At most `rate` requests leave in any window of `windowMs`. The rate starts at the configured limit and stays there
+ * as long as the server never answers 429, so one process alone behaves as a plain limiter at the configured rate.
+ * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
+ * server's answers instead:
+ * - a 429 cuts the rate to DECREASE × what this process sent in the last window (once per window: the 429s of one
+ *   congested window are one signal); the requests already sent then hold the next ones back until enough of them
+ *   have left the window, i.e. until the server's window has passed; a second 429 in that window (a process that
+ *   sent little there, so its cut rate does not hold it) holds it back until all it sent there has left;
+ * - from the cut on, the rate grows back with time: INCREASE × limit × k³ after k windows, never above the configured
+ *   limit; after a cut to the floor (MIN_SHARE), which tells the process nothing of its share, it doubles every half
+ *   window instead, until the next 429;
+ * - below the configured limit, requests are spaced evenly (window / rate apart, jittered) instead of leaving in
+ *   bursts, so that the processes sharing a window all send through it and its 429s fall on each in proportion to
+ *   its rate: that is what makes the shares converge (equal increases, proportional decreases).
  *
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
  * executions in one n8n process that share a base URL and token queue up behind each other instead of racing.
  */
 export class RateLimiter {
-	/** One entry per request in the window: when it left, or, once it has finished, when it finished. */
-	private readonly slots: Array<{ at: number }> = [];
+	private readonly slots: Slot[] = [];
 
 	private blockedUntil = 0;
 
-	private limit = 1;
+	/** Held back after a second 429 in one window, until this process's requests of that window have left it. */
+	private heldUntil = 0;
+
+	private limit = 0;
+
+	/** The server's window as configured, without the margin. */
+	private configuredWindowMs = 0;
 
 	private windowMs = 1;
+
+	/** The rate the last 429 cut to (requests per window); it grows back from there (see rateAt). */
+	private cutRate = 0;
+
+	private lastCutAt = -Infinity;
+
+	/** The last cut went to the floor: the rate grows back by doubling (see rateAt). */
+	private fromFloor = false;
+
+	/** The latest send time handed out. */
+	private lastAt = -Infinity;
 
 	constructor(limit: number, windowMs: number) {
 		this.configure(limit, windowMs);
 	}
 
 	configure(limit: number, windowMs: number) {
-		this.limit = Math.max(1, Math.floor(limit));
-		this.windowMs = Math.max(1, windowMs) * WINDOW_MARGIN;
+		const newLimit = Math.max(1, Math.floor(limit));
+		const newWindowMs = Math.max(1, windowMs);
+		if (newLimit === this.limit && newWindowMs === this.configuredWindowMs) return;
+		// A new configuration starts over at its own rate: what was learnt applied to the old one.
+		this.limit = newLimit;
+		this.configuredWindowMs = newWindowMs;
+		this.windowMs = newWindowMs * WINDOW_MARGIN;
+		this.cutRate = newLimit;
+		this.lastCutAt = -Infinity;
+		this.fromFloor = false;
+	}
+
+	/** Requests per window this process allows itself at `now`: the configured limit, or less since a 429. */
+	rateAt(now = Date.now()): number {
+		if (this.lastCutAt === -Infinity) return this.limit;
+		const windows = Math.min(100, Math.max(0, (now - this.lastCutAt) / this.windowMs));
+		// Cut to the floor, the process has learnt nothing of its share (it came late into a window others had filled,
+		// or sends little): it doubles every half window until its next 429, as TCP's slow start after a timeout.
+		if (this.fromFloor) return Math.min(this.limit, this.cutRate * 4 ** Math.min(windows, 20));
+		return Math.min(this.limit, this.cutRate + INCREASE * this.limit * windows ** 3);
+	}
+
+	/** Requests per window this process sends at most now (the configured limit until the server answers 429). */
+	get allowance(): number {
+		return Math.max(1, Math.floor(this.rateAt()));
 	}
 
 	/**
 	 * Resolves when the caller may send; the slot is already counted. Call the returned function when the request has
-	 * finished: the server may have counted it at any moment until then, so its slot moves to the finish time.
+	 * finished, with the response's status (and its Retry-After, if any) when there is one: the server may have counted
+	 * the request at any moment until then, so its slot moves to the finish time, and a 429 adapts the rate.
 	 */
-	async acquire(): Promise<() => void> {
+	async acquire(): Promise<(status?: number, retryAfterMs?: number) => void> {
 		const now = Date.now();
 		for (let index = this.slots.length - 1; index >= 0; index--) {
 			if (this.slots[index].at <= now - this.windowMs) this.slots.splice(index, 1);
 		}
-		let at = Math.max(now, this.blockedUntil);
-		if (this.slots.length >= this.limit) {
-			// The slot frees when the request `limit` places earlier leaves the window.
+		let at = Math.max(now, this.blockedUntil, this.heldUntil);
+		const rate = this.rateAt(now);
+		const allowance = Math.max(1, Math.floor(rate));
+		if (this.slots.length >= allowance) {
+			// The slot frees when the request `allowance` places earlier leaves the window.
 			const times = this.slots.map((slot) => slot.at).sort((a, b) => a - b);
-			at = Math.max(at, times[times.length - this.limit] + this.windowMs);
+			at = Math.max(at, times[times.length - allowance] + this.windowMs);
 		}
-		const slot = { at };
+		if (rate < this.limit) {
+			// Below the configured rate (the server has answered 429): evenly spaced, not in bursts. Processes that share
+			// a window then all send through it, so the 429s at its end fall on each in proportion to its rate.
+			at = Math.max(at, this.lastAt + (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER));
+		}
+		this.lastAt = Math.max(this.lastAt, at);
+		const slot: Slot = { at, sentAt: at };
 		this.slots.push(slot);
 		if (at > now) await sleep(at - now);
-		return () => {
+		return (status?: number, retryAfterMs?: number) => {
 			slot.at = Math.max(slot.at, Date.now());
+			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
 		};
 	}
 
-	/** After a 429 the server's view wins: no request (from any caller) leaves before `until`. */
-	pauseUntil(until: number) {
+	/**
+	 * A 429: multiplicative decrease, at most once per window. With a Retry-After (`serverSaid`) the server says when to
+	 * come back (pauseUntil), so nothing is held back on a guess, and a Retry-After too long to wait for holds nobody.
+	 */
+	private throttled(sentAt: number, serverSaid: boolean) {
+		const now = Date.now();
+		const inWindow = this.slots.filter((slot) => slot.sentAt <= now && slot.at > now - this.windowMs);
+		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
+			if (serverSaid) return;
+			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
+			// a retry delay (this process came late into a window others had filled). Hold every request back until what
+			// this process sent in the window has left it: the server's window, which began before, has ended by then.
+			const earliest = Math.min(...inWindow.map((slot) => slot.sentAt));
+			this.heldUntil = Math.max(this.heldUntil, earliest + this.windowMs * (1 + Math.random() * JITTER));
+			return;
+		}
+		const sentInWindow = inWindow.length;
+		const floor = Math.min(this.limit, Math.max(1, this.limit * MIN_SHARE));
+		const cut = Math.min(this.rateAt(now), sentInWindow) * DECREASE;
+		this.fromFloor = cut < floor;
+		this.cutRate = Math.max(floor, cut);
+		this.lastCutAt = now;
+		// The requests of this window now hold the next ones back until they leave it; a random part of a window more,
+		// so that processes cut in the same window do not all start again at the same instant.
+		const shift = Math.random() * JITTER * this.configuredWindowMs;
+		for (const slot of this.slots) if (slot.at > now - this.windowMs) slot.at += shift;
+	}
+
+	/**
+	 * After a 429 the server's view wins: no request (from any caller) leaves before `until`. With `serverSaid` (the
+	 * wait came from its Retry-After), the requests sent so far no longer hold later ones back after `until`: the
+	 * server has said its window is over by then.
+	 */
+	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);
+		if (!serverSaid) return;
+		this.heldUntil = Math.min(this.heldUntil, until);
+		const now = Date.now();
+		for (const slot of this.slots) {
+			if (slot.sentAt <= now) slot.at = Math.min(slot.at, until - this.windowMs);
+		}
+	}
+
+	/**
+	 * The longest Retry-After worth waiting for after a 429: the retry policy's longest wait, or a whole window (and
+	 * its jitter) when that is longer, since a 429 means "after this window", which a wait must be able to reach.
+	 */
+	longestWaitMs(maxDelayMs: number): number {
+		return Math.max(maxDelayMs, Math.ceil(this.windowMs * (1 + JITTER)));
+	}
+
+	/**
+	 * How long to wait after the `attempt`-th answer of a request was a 429 without Retry-After: the retry policy's
+	 * exponential backoff (jittered), capped at a window rather than at the policy's longest wait; and before the last
+	 * attempt at least a whole window, so that the waits of one request always span the server's window. The waits
+	 * between the attempts of one request add up to at most (maxAttempts - 1) windows (plus jitter); before each
+	 * attempt, acquire() holds it at most about a window more (besides its place behind other callers).
+	 */
+	throttleDelayMs(attempt: number, budget: RetryBudget): number {
+		const cap = Math.max(budget.maxDelayMs, this.windowMs);
+		const backoff = Math.min(cap, budget.baseDelayMs * 2 ** (attempt - 1)) * (1 - JITTER + Math.random() * 2 * JITTER);
+		if (attempt < budget.maxAttempts - 1) return backoff;
+		return Math.max(backoff, this.windowMs * (1 + Math.random() * JITTER));
 	}
 }
 

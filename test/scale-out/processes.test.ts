@@ -1,0 +1,169 @@
+/**
+ * The adaptive rate limiter across processes, without n8n's queue mode but over real HTTP: several OS processes, each
+ * running the Task Backlog node through n8n-core (test/scale-out/client-process.ts), share one token of the simulator,
+ * which allows 60 requests per window. Each process has its own limiter and knows nothing of the others, as n8n
+ * queue-mode workers; each starts at the full 60 and has to learn its share from the server's 429s.
+ *
+ * Run time is not asserted here (speed is the benchmark's: npm run bench -- --queue); the log shows it per window.
+ *
+ * Time-scaled: a 2 s window, and the retry delay scaled with it (2 s of a 60 s window = 67 ms). The limiter's own
+ * waits are in windows, so they scale by themselves.
+ */
+import { spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+
+import type { LoggedRequest, Simulator } from '../simulator/simulator';
+import { startSimulator } from '../simulator/simulator';
+import type { ClientJob, ClientResult } from './client-process';
+import type { RateFigures } from './windows';
+import { describeWindows, jainIndex, rateFigures } from './windows';
+
+const projectDir = path.resolve(__dirname, '..', '..');
+const CHILD = path.join(projectDir, '.build', 'test', 'scale-out', 'client-process.js');
+const TOKEN = 'adaptive-limiter-token-3e9b';
+const LIMIT = 60;
+const WINDOW_MS = 2000;
+const SCALE = WINDOW_MS / 60_000;
+const RETRY = { retryDelayMs: Math.round(2000 * SCALE), maxAttempts: 5 };
+
+const log = (line: string) => process.stderr.write(`[adaptive-limiter] ${line}\n`);
+
+/** The compiled client (npm test builds it with build:tools); built here when missing or older than its sources. */
+function ensureChildBuilt(): void {
+	const sources = [
+		path.join(projectDir, 'test', 'scale-out', 'client-process.ts'),
+		...fs.readdirSync(path.join(projectDir, 'nodes', 'TaskBacklog', 'transport')).map((file) => path.join(projectDir, 'nodes', 'TaskBacklog', 'transport', file)),
+	];
+	const newest = Math.max(...sources.map((file) => fs.statSync(file).mtimeMs));
+	if (fs.existsSync(CHILD) && fs.statSync(CHILD).mtimeMs >= newest) return;
+	log(`${path.relative(projectDir, CHILD)} is missing or older than its sources: npm run build:tools`);
+	const result = spawnSync('npm', ['run', 'build:tools'], { cwd: projectDir, encoding: 'utf8', timeout: 5 * 60_000 });
+	// tsc emits even when another file of the test tree has a type error; what matters is the client being there.
+	if (!fs.existsSync(CHILD) || fs.statSync(CHILD).mtimeMs < newest) {
+		throw new Error(`npm run build:tools did not produce ${CHILD}:\n${result.stdout}\n${result.stderr}`);
+	}
+}
+
+/** Starts one process per job; all start sending at once; resolves with what each reported. */
+async function runClients(jobs: ClientJob[], timeoutMs: number): Promise<ClientResult[]> {
+	const children = jobs.map((job) =>
+		spawn(process.execPath, [CHILD, JSON.stringify(job)], { cwd: projectDir, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test' } }),
+	);
+	const timer = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), timeoutMs);
+	try {
+		const outputs = children.map((child) => {
+			let stdout = '';
+			let stderr = '';
+			child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+			child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+			const ready = new Promise<void>((resolve, reject) => {
+				child.stdout.on('data', () => stdout.includes('ready\n') && resolve());
+				child.once('exit', (code) => reject(new Error(`client exited (${code}) before it was ready:\n${stderr}`)));
+			});
+			const done = new Promise<ClientResult>((resolve, reject) =>
+				child.once('exit', (code, signal) => {
+					const line = stdout.split('\n').find((text) => text.startsWith('{'));
+					if (line) resolve(JSON.parse(line) as ClientResult);
+					else reject(new Error(`client exited with ${code ?? signal} without a result:\n${stderr.slice(-3000)}`));
+				}),
+			);
+			done.catch(() => undefined);
+			return { ready, done };
+		});
+		await Promise.all(outputs.map((output) => output.ready));
+		for (const child of children) child.stdin.write('go\n');
+		return await Promise.all(outputs.map((output) => output.done));
+	} finally {
+		clearTimeout(timer);
+		for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+	}
+}
+
+const ownerOf = (request: LoggedRequest) => String(request.headers['service-account'] ?? '?');
+
+let sim: Simulator;
+let uid: string;
+
+beforeAll(async () => {
+	ensureChildBuilt();
+	sim = await startSimulator({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: WINDOW_MS, seed: 14 });
+}, 5 * 60_000);
+afterAll(async () => await sim?.stop());
+
+/** n processes, `each` requests each, at once (or the first alone for `lateByMs`); the figures of the run. */
+async function run(n: number, each: number, retryAfterOnLimit = false, lateByMs = 0): Promise<{ results: ClientResult[]; figures: RateFigures }> {
+	sim.reset();
+	sim.configure({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: WINDOW_MS, retryAfterOnLimit });
+	[{ uid }] = sim.seedTasks(1);
+	// Let the window of the seeding (none: seeding sends no request) and of any earlier test pass.
+	await new Promise((resolve) => setTimeout(resolve, WINDOW_MS * 1.1));
+	const jobs: ClientJob[] = Array.from({ length: n }, (_, i) => ({
+		url: sim.url,
+		token: TOKEN,
+		account: `c${i}`,
+		uid,
+		requests: each,
+		requestsPerMinute: LIMIT,
+		rateLimitWindowSeconds: WINDOW_MS / 1000,
+		...RETRY,
+		startDelayMs: i === 0 ? 0 : lateByMs,
+	}));
+	const results = await runClients(jobs, 120_000);
+	const figures = rateFigures(sim.requests, { limit: LIMIT, windowMs: WINDOW_MS, ownerOf, lastAnswerAt: Math.max(...results.map((r) => r.endedAt)) });
+	log(
+		`${n} process(es) × ${each} requests${retryAfterOnLimit ? ', Retry-After sent' : ''}${lateByMs ? `, all but the first ${lateByMs} ms late` : ''}: ${figures.requests} requests, ` +
+			`${figures.rejected429} × 429 (${(figures.share429 * 100).toFixed(1)} %), ${(figures.durationMs / 1000).toFixed(1)} s ` +
+			`(floor ${(figures.floorMs / 1000).toFixed(1)} s, target ≤ ${(figures.targetMs / 1000).toFixed(1)} s); per window:\n${describeWindows(figures)}`,
+	);
+	return { results, figures };
+}
+
+/** The windows, from the `from`-th (1-based) on, that ended before the first process was done: all were sending. */
+function sharedWindows(figures: RateFigures, results: ClientResult[], from: number) {
+	const firstDone = Math.min(...results.map((r) => r.endedAt));
+	return figures.windows.slice(from - 1).filter((window) => window.at + WINDOW_MS <= firstDone);
+}
+
+describe('adaptive rate limit, one token shared by processes that cannot see each other (real HTTP, 2 s window)', () => {
+	test('4 processes, each starting at the full 60 per window: all succeed, at most 10% 429s, and they converge to a fair share within 3 windows', async () => {
+		const { results, figures } = await run(4, 150);
+		expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'ok']);
+		expect(results.map((r) => r.items)).toEqual([150, 150, 150, 150]);
+		expect(figures.accepted).toBe(600);
+		expect(figures.share429).toBeLessThanOrEqual(0.1);
+		// From the 4th window on, while all four still send: each window's shares are close to equal (Jain's index;
+		// 1 = equal, 0.25 = one process gets everything), and over those windows each process got 25% ± 7%.
+		const shared = sharedWindows(figures, results, 4);
+		expect(shared.length).toBeGreaterThanOrEqual(3);
+		const perWindow = shared.map((window) => jainIndex(figures.owners.map((owner) => window.accepted[owner] ?? 0)));
+		log(`Jain's index per shared window from the 4th: ${perWindow.map((x) => x.toFixed(2)).join(' ')}`);
+		// One window can be lopsided (a process's jittered pause lands in it); the shares over the windows cannot.
+		for (const index of perWindow) expect(index).toBeGreaterThanOrEqual(0.7);
+		expect(perWindow.reduce((a, b) => a + b, 0) / perWindow.length).toBeGreaterThanOrEqual(0.85);
+		const totals = figures.owners.map((owner) => shared.reduce((sum, window) => sum + (window.accepted[owner] ?? 0), 0));
+		const all = totals.reduce((a, b) => a + b, 0);
+		for (const total of totals) expect(Math.abs(total / all - 0.25)).toBeLessThanOrEqual(0.07);
+	}, 180_000);
+
+	test('with Retry-After on the 429s, the same: all succeed, at most 10% 429s', async () => {
+		const { results, figures } = await run(4, 100, true);
+		expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'ok']);
+		expect(figures.accepted).toBe(400);
+		expect(figures.share429).toBeLessThanOrEqual(0.1);
+	}, 180_000);
+
+	test('3 processes starting when a 4th has already filled the window: all succeed, at most 10% 429s (the late ones are not kept low)', async () => {
+		const { results, figures } = await run(4, 40, false, WINDOW_MS / 4);
+		expect(results.map((r) => r.error ?? 'ok')).toEqual(['ok', 'ok', 'ok', 'ok']);
+		expect(figures.accepted).toBe(160);
+		expect(figures.share429).toBeLessThanOrEqual(0.1);
+	}, 180_000);
+
+	test('one process alone: zero 429s, and it keeps the full 60 per window', async () => {
+		const { results, figures } = await run(1, 300);
+		expect(results[0].error).toBeUndefined();
+		expect(figures.rejected429).toBe(0);
+		for (const window of figures.windows.slice(0, -1)) expect(window.accepted.c0).toBe(LIMIT);
+	}, 180_000);
+});

@@ -1,0 +1,201 @@
+/**
+ * The adaptive rate limiter's rules, one process: how a 429 cuts the rate and how it grows back, the waits after a
+ * 429 (they reach a whole window within the attempts, and stop there), and, over real HTTP against the simulator,
+ * a request that meets a window another client has filled waits it out instead of failing. Several processes on one
+ * token: test/scale-out/processes.test.ts; n8n queue mode: test/e2e/queue-mode.test.ts.
+ */
+import { NodeApiError } from 'n8n-workflow';
+import { request } from 'undici';
+
+import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/TaskBacklog/transport/rateLimiter';
+import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import type { Simulator } from '../simulator/simulator';
+import { startSimulator } from '../simulator/simulator';
+
+/** n requests through the limiter, answered with `status`. */
+async function send(limiter: RateLimiter, n: number, status = 200) {
+	for (let i = 0; i < n; i++) (await limiter.acquire())(status);
+}
+
+describe('a 429 cuts the rate, multiplicatively, once per window', () => {
+	it(`to ${DECREASE} × what the process sent in the last window`, async () => {
+		const limiter = new RateLimiter(60, 60_000);
+		await send(limiter, 18);
+		const [first, second] = [await limiter.acquire(), await limiter.acquire()];
+		first(429);
+		expect(limiter.allowance).toBe(Math.floor(DECREASE * 20));
+		// another 429 of the same window (a request in flight at the same time) is the same signal
+		second(429);
+		expect(limiter.allowance).toBe(Math.floor(DECREASE * 20));
+	});
+
+	it(`never below ${MIN_SHARE} of the configured limit, nor below 1 request per window`, async () => {
+		const limiter = new RateLimiter(60, 60_000);
+		await send(limiter, 1, 429);
+		expect(limiter.allowance).toBe(Math.floor(60 * MIN_SHARE));
+		const small = new RateLimiter(5, 60_000);
+		await send(small, 1, 429);
+		expect(small.allowance).toBe(1);
+	});
+
+	it('other answers (2xx, 4xx, 5xx) change nothing; without a 429 the rate is the configured limit', async () => {
+		const limiter = new RateLimiter(60, 60_000);
+		await send(limiter, 3, 200);
+		await send(limiter, 3, 404);
+		await send(limiter, 3, 503);
+		expect(limiter.allowance).toBe(60);
+		expect(limiter.rateAt()).toBe(60);
+	});
+
+	it(`grows back with time: +${INCREASE * 100}% of the limit after one window, cubic after, never above the limit`, async () => {
+		const limiter = new RateLimiter(60, 1000);
+		await send(limiter, 19);
+		await send(limiter, 1, 429);
+		const now = Date.now();
+		const window = 1000 * 1.03;
+		const cut = DECREASE * 20;
+		expect(limiter.rateAt(now)).toBeCloseTo(cut, 0);
+		expect(limiter.rateAt(now + window)).toBeCloseTo(cut + INCREASE * 60, 0);
+		expect(limiter.rateAt(now + 2 * window)).toBeCloseTo(cut + INCREASE * 60 * 8, 0);
+		expect(limiter.rateAt(now + 10 * window)).toBe(60);
+	});
+
+	it('after a cut to the floor (it had sent too little to learn its share) it doubles every half window instead', async () => {
+		const limiter = new RateLimiter(60, 1000);
+		await send(limiter, 1, 429);
+		const now = Date.now();
+		const window = 1000 * 1.03;
+		expect(limiter.rateAt(now)).toBeCloseTo(60 * MIN_SHARE, 0);
+		expect(limiter.rateAt(now + window / 2)).toBeCloseTo(2 * 60 * MIN_SHARE, 0);
+		expect(limiter.rateAt(now + window)).toBeCloseTo(4 * 60 * MIN_SHARE, 0);
+		expect(limiter.rateAt(now + 2 * window)).toBe(60);
+	});
+
+	it('a new configuration (another limit or window) starts again at its own rate', async () => {
+		const limiter = new RateLimiter(60, 60_000);
+		await send(limiter, 1, 429);
+		limiter.configure(60, 60_000);
+		expect(limiter.allowance).toBe(3);
+		limiter.configure(30, 60_000);
+		expect(limiter.allowance).toBe(30);
+	});
+
+	it('after a cut the requests of the window hold the next ones back, and the rest leave evenly spaced', async () => {
+		const limiter = new RateLimiter(60, 300);
+		await send(limiter, 19);
+		await send(limiter, 1, 429);
+		const started = Date.now();
+		const times: number[] = [];
+		for (let i = 0; i < 4; i++) {
+			(await limiter.acquire())(200);
+			times.push(Date.now() - started);
+		}
+		// held back until enough of the 20 have left the 300 ms window (its 3% margin and up to 10% jitter on top)
+		expect(times[0]).toBeGreaterThanOrEqual(250);
+		// then about window / rate apart, not in a burst (the rate is 17 to 21 by then, growing: 14 to 18 ms each, ±10%;
+		// counted over the three, since a timer that fires late lets the next request leave at once)
+		expect(times[3] - times[0]).toBeGreaterThanOrEqual(30);
+	});
+
+	it('a Retry-After releases the requests sent so far at the time the server named', async () => {
+		const limiter = new RateLimiter(60, 2000);
+		await send(limiter, 19);
+		await send(limiter, 1, 429);
+		const started = Date.now();
+		limiter.pauseUntil(started + 500, true);
+		(await limiter.acquire())(200);
+		const waited = Date.now() - started;
+		// not the ~2 s until the 20 requests have left the window
+		expect(waited).toBeGreaterThanOrEqual(490);
+		expect(waited).toBeLessThan(1500);
+	});
+});
+
+describe('the waits after a 429 without Retry-After', () => {
+	const budget = { maxAttempts: 5, baseDelayMs: 2000, maxDelayMs: 15_000 };
+
+	it('follow the retry policy (2 s, 4 s, 8 s, jittered) and reach a whole window before the last attempt', () => {
+		const limiter = new RateLimiter(60, 60_000);
+		for (let i = 0; i < 50; i++) {
+			const waits = [1, 2, 3, 4].map((attempt) => limiter.throttleDelayMs(attempt, budget));
+			expect(waits[0]).toBeGreaterThanOrEqual(1800);
+			expect(waits[0]).toBeLessThanOrEqual(2200);
+			expect(waits[1]).toBeGreaterThanOrEqual(3600);
+			expect(waits[2]).toBeLessThanOrEqual(8800);
+			expect(waits[3]).toBeGreaterThanOrEqual(60_000 * 1.03);
+			// and stop there: the whole wait of one request is bounded
+			expect(waits[3]).toBeLessThanOrEqual(60_000 * 1.03 * 1.1);
+			expect(waits.reduce((a, b) => a + b)).toBeLessThanOrEqual(2200 + 4400 + 8800 + 60_000 * 1.03 * 1.1);
+		}
+	});
+
+	it('with 2 attempts, the one retry waits a window; with a window shorter than the backoff, the backoff stands', () => {
+		const minute = new RateLimiter(60, 60_000);
+		expect(minute.throttleDelayMs(1, { ...budget, maxAttempts: 2 })).toBeGreaterThanOrEqual(60_000);
+		const second = new RateLimiter(60, 1000);
+		expect(second.throttleDelayMs(4, budget)).toBeGreaterThanOrEqual(15_000 * 0.9);
+	});
+
+	it('a 429 may name, in Retry-After, a wait up to a whole window (and its jitter), longer than the policy allows otherwise', () => {
+		expect(new RateLimiter(60, 60_000).longestWaitMs(15_000)).toBe(Math.ceil(60_000 * 1.03 * 1.1));
+		expect(new RateLimiter(60, 1000).longestWaitMs(15_000)).toBe(15_000);
+	});
+});
+
+describe('over HTTP: a request that meets a window another client has filled', () => {
+	let sim: Simulator;
+	let uid: string;
+	const WINDOW_MS = 1500;
+	const credentials = { requestsPerMinute: 60, rateLimitWindowSeconds: WINDOW_MS / 1000 };
+
+	beforeAll(async () => {
+		sim = await startSimulator({ tokens: [TOKEN] });
+	});
+	afterAll(async () => await sim.stop());
+	beforeEach(async () => {
+		sim.reset();
+		sim.configure({ tokens: [TOKEN], requestsPerWindow: 60, windowMs: WINDOW_MS, retryAfterOnLimit: false });
+		[{ uid }] = sim.seedTasks(1);
+	});
+
+	/** Another client (not this process's limiter) uses up the token's window. */
+	async function fillWindow() {
+		for (let i = 0; i < 60; i++) {
+			const res = await request(`${sim.url}/tasks/${uid}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+			await res.body.dump();
+		}
+	}
+
+	it('waits the window out within its 5 attempts (retry delay 20 ms: the backoff alone would give up after 0.3 s)', async () => {
+		await fillWindow();
+		const filledAt = Date.now();
+		sim.clearRequests();
+		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 5 } }, { credentials });
+		expect(run.error).toBeUndefined();
+		const statuses = sent(sim).map((entry) => entry.status);
+		expect(statuses[statuses.length - 1]).toBe(200);
+		expect(statuses.length).toBeLessThanOrEqual(5);
+		expect(Date.now() - filledAt).toBeLessThan(WINDOW_MS * 3);
+	}, 20_000);
+
+	it('with Max Attempts 2, its one retry waits the window out', async () => {
+		await fillWindow();
+		sim.clearRequests();
+		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 2 } }, { credentials });
+		expect(run.error).toBeUndefined();
+		expect(sent(sim).map((entry) => entry.status)).toEqual([429, 200]);
+	}, 20_000);
+
+	it('a token that stays rate limited ends the run in bounded time, with the error saying what to do', async () => {
+		sim.failNext(...Array.from({ length: 5 }, () => ({ status: 429 })));
+		const started = Date.now();
+		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 5 } }, { credentials });
+		const elapsed = Date.now() - started;
+		expect(sent(sim)).toHaveLength(5);
+		expect((run.error as NodeApiError).httpCode).toBe('429');
+		expect((run.error as NodeApiError).description).toMatch(/Still rate limited after 5 attempts.*Lower Requests per Minute/);
+		// the waits reached a window (the last one) and stopped: at most 4 windows with their margin and jitter
+		expect(elapsed).toBeGreaterThanOrEqual(WINDOW_MS);
+		expect(elapsed).toBeLessThanOrEqual(4 * WINDOW_MS * 1.03 * 1.1 + 2000);
+	}, 20_000);
+});

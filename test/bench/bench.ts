@@ -13,6 +13,7 @@ import type { Panel, Series } from './chart';
 import { requestsOverTimeSvg } from './chart';
 import type { MeasuredRun } from './measured';
 import { MeasuredFolder } from './measured';
+import { queueBench } from './queue';
 import type { CpuProfile, ProfileSummary } from './profile';
 import { summarizeProfile } from './profile';
 import type { HttpContenderOptions, Json, Workflow } from './workflows';
@@ -41,6 +42,8 @@ Prints tables; writes bench-results/bench.json and bench-results/requests-over-t
   --out bench-results       where to write the results
   --report a.json,b.json    run nothing: print the tables and draw the chart again from saved bench.json files
                             (e.g. one per n8n major), into --out
+  --queue                   instead: the scale-out run in n8n queue mode (Redis, main + workers) at the real
+                            minute; npm run bench -- --queue --help lists its flags
 `;
 
 type ContenderKey = 'auto' | 'define' | 'http';
@@ -797,6 +800,8 @@ function reportAgain(options: Options) {
 }
 
 async function main() {
+	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (test/bench/queue.ts)
+	if (process.argv.includes('--queue')) return await queueBench(process.argv.slice(2));
 	const options = parseArgs(process.argv.slice(2));
 	if (options.reportFrom.length > 0) return reportAgain(options);
 	const projectDir = path.resolve(__dirname, '..', '..', '..');

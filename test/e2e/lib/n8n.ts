@@ -102,7 +102,7 @@ function installExitHooks(): void {
 	}
 }
 
-interface SpawnOptions {
+export interface SpawnOptions {
 	cwd: string;
 	env: Record<string, string>;
 	/** killed (whole group, SIGKILL) after this long */
@@ -114,7 +114,7 @@ interface SpawnOptions {
 	onStderr?: (chunk: string) => void;
 }
 
-interface Tracked {
+export interface Tracked {
 	child: ChildProcess;
 	/** resolves when the process has exited; timedOut tells whether our timer killed it */
 	exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }>;
@@ -124,7 +124,7 @@ interface Tracked {
 // (jest killed, a crash); our own timer, 30 s earlier, is what normally enforces the limit.
 const timeoutBin = process.platform === 'linux' ? ['/usr/bin/timeout', '/bin/timeout'].find((f) => fs.existsSync(f)) : undefined;
 
-function spawnTracked(command: string, args: string[], opts: SpawnOptions): Tracked {
+export function spawnTracked(command: string, args: string[], opts: SpawnOptions): Tracked {
 	installExitHooks();
 	const backstop = timeoutBin ? ['-s', 'KILL', `${Math.ceil(opts.timeoutMs / 1000) + 30}s`, command] : [];
 	const child = spawn(timeoutBin ?? command, [...backstop, ...args], {
@@ -845,8 +845,12 @@ export class N8nUserFolder {
 	/**
 	 * `n8n start` on 127.0.0.1 with a free port; resolves when /healthz/readiness answers 200 (webhooks may not be
 	 * registered yet: see waitForWebhook). The server is killed after maxLifetimeMs (default 30 min) at the latest.
+	 * With `command: 'worker'`, `n8n worker` (queue mode) instead, its health server on that port (baseUrl/port are
+	 * the health server's), ready when its /healthz/readiness answers 200; `args` are added to the command line.
 	 */
-	async start(opts: { timeoutMs?: number; maxLifetimeMs?: number; env?: Record<string, string> } = {}): Promise<N8nServer> {
+	async start(
+		opts: { timeoutMs?: number; maxLifetimeMs?: number; env?: Record<string, string>; command?: 'start' | 'worker'; args?: string[] } = {},
+	): Promise<N8nServer> {
 		this.assertUsable();
 		const started = Date.now();
 		const timeoutMs = opts.timeoutMs ?? 120_000;
@@ -857,17 +861,21 @@ export class N8nUserFolder {
 			logs += chunk;
 			if (logs.length > 4_000_000) logs = logs.slice(-2_000_000);
 		};
-		const { child, exited } = spawnTracked(this.install.nodeBin, [this.install.n8nBin, 'start'], {
+		const command = opts.command ?? 'start';
+		const listen: Record<string, string> =
+			command === 'worker'
+				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				: { N8N_PORT: String(port), N8N_LISTEN_ADDRESS: '127.0.0.1' };
+		const { child, exited } = spawnTracked(this.install.nodeBin, [this.install.n8nBin, command, ...(opts.args ?? [])], {
 			cwd: this.dir,
 			env: {
 				...this.baseEnv,
 				N8N_RUNNERS_BROKER_PORT: String(await freePort()),
-				N8N_PORT: String(port),
-				N8N_LISTEN_ADDRESS: '127.0.0.1',
+				...listen,
 				...(opts.env ?? {}),
 			},
 			timeoutMs: opts.maxLifetimeMs ?? SERVER_MAX_LIFETIME_MS,
-			label: 'n8n start',
+			label: `n8n ${command}`,
 			owner: this.children,
 			onStdout: append,
 			onStderr: append,
@@ -906,11 +914,11 @@ export class N8nUserFolder {
 		for (;;) {
 			if (exitedEarly !== undefined) {
 				await stop();
-				throw new Error(`n8n start ${exitedEarly} before it was ready\n${tail(logs)}`);
+				throw new Error(`n8n ${command} ${exitedEarly} before it was ready\n${tail(logs)}`);
 			}
 			if (Date.now() - started > timeoutMs) {
 				await stop();
-				throw new Error(`n8n start not ready after ${timeoutMs / 1000} s\n${tail(logs)}`);
+				throw new Error(`n8n ${command} not ready after ${timeoutMs / 1000} s\n${tail(logs)}`);
 			}
 			try {
 				const res = await request(`${baseUrl}/healthz/readiness`, {

@@ -1,0 +1,146 @@
+// A real Redis for n8n's queue mode: Debian's redis-server, installed by the test set-up when it is missing (apt-get,
+// as root), started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers
+// get the reason and report the test skipped, never passed.
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as fsp from 'fs/promises';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+
+import type { Log } from './n8n';
+import { freePort, killGroup, spawnTracked } from './n8n';
+
+export type RedisAvailability = { bin: string; version: string; installedNow: boolean } | { skipped: string };
+
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+const REDIS_MAX_LIFETIME_MS = 60 * 60_000;
+
+function onPath(name: string): string | undefined {
+	for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
+		const file = path.join(dir, name);
+		try {
+			fs.accessSync(file, fs.constants.X_OK);
+			return file;
+		} catch {
+			// not here
+		}
+	}
+	return undefined;
+}
+
+function versionOf(bin: string): string {
+	const result = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+	return /v=(\S+)/.exec(result.stdout ?? '')?.[1] ?? (result.stdout ?? '').trim();
+}
+
+/**
+ * redis-server from PATH ($REDIS_SERVER_BIN first); when missing, `apt-get install -y redis-server` (Debian's package;
+ * only as root, where apt-get exists), with `apt-get update` and a second try when the first fails.
+ */
+export function ensureRedis(log: Log): RedisAvailability {
+	const given = process.env.REDIS_SERVER_BIN;
+	const found = given && fs.existsSync(given) ? given : onPath('redis-server');
+	if (found) return { bin: found, version: versionOf(found), installedNow: false };
+	const aptGet = onPath('apt-get');
+	if (process.platform !== 'linux' || !aptGet) return { skipped: 'redis-server is not installed and there is no apt-get to install it' };
+	if (process.getuid?.() !== 0) return { skipped: 'redis-server is not installed, and installing it with apt-get needs root' };
+	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+	const install = () =>
+		spawnSync(aptGet, ['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'redis-server'], {
+			encoding: 'utf8',
+			env,
+			timeout: INSTALL_TIMEOUT_MS,
+		});
+	const started = Date.now();
+	log('redis-server is missing: apt-get install -y redis-server (Debian package)');
+	let result = install();
+	if (result.status !== 0) {
+		log(`apt-get install failed (${result.status ?? result.signal}); apt-get update, then once more`);
+		spawnSync(aptGet, ['update'], { encoding: 'utf8', env, timeout: INSTALL_TIMEOUT_MS });
+		result = install();
+	}
+	const bin = onPath('redis-server');
+	if (result.status !== 0 || !bin) {
+		return { skipped: `apt-get install redis-server failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}` };
+	}
+	log(`redis-server installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+	return { bin, version: versionOf(bin), installedNow: true };
+}
+
+export interface RedisServer {
+	host: string;
+	port: number;
+	pid: number;
+	stop(): Promise<void>;
+}
+
+/** One PING over a fresh connection: resolves true on +PONG. */
+function ping(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const socket = net.connect({ host: '127.0.0.1', port });
+		let answer = '';
+		const done = (ok: boolean) => {
+			socket.destroy();
+			resolve(ok);
+		};
+		socket.setTimeout(2000, () => done(false));
+		socket.once('error', () => done(false));
+		socket.once('connect', () => socket.write('PING\r\n'));
+		socket.on('data', (chunk) => {
+			answer += chunk.toString('utf8');
+			if (answer.includes('\r\n')) done(answer.startsWith('+PONG'));
+		});
+	});
+}
+
+/**
+ * redis-server on 127.0.0.1 and a free port, in a temp folder, without persistence (nothing is written to disk),
+ * killed at its time limit at the latest; resolves once it answers PING.
+ */
+export async function startRedis(bin: string, log: Log): Promise<RedisServer> {
+	const port = await freePort();
+	const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-redis-'));
+	let output = '';
+	const { child, exited } = spawnTracked(
+		bin,
+		['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'yes'],
+		{
+			cwd: dir,
+			env: { PATH: process.env.PATH ?? '' },
+			timeoutMs: REDIS_MAX_LIFETIME_MS,
+			label: 'redis-server',
+			onStdout: (chunk) => (output += chunk),
+			onStderr: (chunk) => (output += chunk),
+		},
+	);
+	let gone: string | undefined;
+	void exited.then(
+		({ code, signal }) => (gone = `exited with ${code ?? signal}`),
+		(error: Error) => (gone = error.message),
+	);
+	const stop = async () => {
+		if (gone === undefined) {
+			killGroup(child, 'SIGTERM');
+			const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
+			await exited.catch(() => undefined);
+			clearTimeout(timer);
+		}
+		await fsp.rm(dir, { recursive: true, force: true });
+	};
+	const deadline = Date.now() + 30_000;
+	for (;;) {
+		if (gone !== undefined) {
+			await stop();
+			throw new Error(`redis-server ${gone} before it answered PING:\n${output.slice(-2000)}`);
+		}
+		if (await ping(port)) break;
+		if (Date.now() > deadline) {
+			await stop();
+			throw new Error(`redis-server did not answer PING on port ${port} within 30 s:\n${output.slice(-2000)}`);
+		}
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+	log(`redis-server on 127.0.0.1:${port} (pid ${child.pid})`);
+	return { host: '127.0.0.1', port, pid: child.pid!, stop };
+}

@@ -6,7 +6,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { USER_AGENT } from '../nodes/TaskBacklog/transport/version';
+import { USER_AGENT } from '../nodes/shared/transport/version';
 
 /**
  * Whether the credential test may send the token to the Base URL: https://, http:// to a loopback host, or

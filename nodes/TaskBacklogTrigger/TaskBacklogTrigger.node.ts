@@ -13,12 +13,12 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 
+import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
+
 import { acceptedEvents, eventKind, eventsOf, KNOWN_EVENTS } from './events';
 import { deliveryKey, firstDelivery } from './replay';
 import type { Headers, VerificationMethod, VerificationSettings } from './verify';
 import { verifyRequest } from './verify';
-
-export const WEBHOOK_CREDENTIAL_TYPE = 'taskBacklogWebhookApi';
 
 /** Headers never copied into the output by "Include Headers", besides the configured secret and signature headers. */
 const PRIVATE_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];

@@ -4,7 +4,7 @@
  */
 import { NodeApiError } from 'n8n-workflow';
 
-import { DEFAULT_RETRY_POLICY } from '../../nodes/TaskBacklog/transport/client';
+import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/client';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';

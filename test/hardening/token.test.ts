@@ -10,8 +10,8 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
-import { isSecureEnough } from '../../nodes/TaskBacklog/transport/client';
-import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/TaskBacklog/transport/version';
+import { isSecureEnough } from '../../nodes/shared/transport/client';
+import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/version';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
 import { runNode, testCredential } from '../helpers/run-node';
 import type { Simulator } from '../simulator/simulator';

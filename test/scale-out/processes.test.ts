@@ -33,7 +33,7 @@ const log = (line: string) => process.stderr.write(`[adaptive-limiter] ${line}\n
 function ensureChildBuilt(): void {
 	const sources = [
 		path.join(projectDir, 'test', 'scale-out', 'client-process.ts'),
-		...fs.readdirSync(path.join(projectDir, 'nodes', 'TaskBacklog', 'transport')).map((file) => path.join(projectDir, 'nodes', 'TaskBacklog', 'transport', file)),
+		...fs.readdirSync(path.join(projectDir, 'nodes', 'shared', 'transport')).map((file) => path.join(projectDir, 'nodes', 'shared', 'transport', file)),
 	];
 	const newest = Math.max(...sources.map((file) => fs.statSync(file).mtimeMs));
 	if (fs.existsSync(CHILD) && fs.statSync(CHILD).mtimeMs >= newest) return;

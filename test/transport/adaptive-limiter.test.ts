@@ -7,7 +7,7 @@
 import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
-import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/TaskBacklog/transport/rateLimiter';
+import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';

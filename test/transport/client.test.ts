@@ -1,8 +1,8 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
-import { RateLimiter } from '../../nodes/TaskBacklog/transport/rateLimiter';
-import { USER_AGENT } from '../../nodes/TaskBacklog/transport/version';
+import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
+import { USER_AGENT } from '../../nodes/shared/transport/version';
 import { TOKEN, byId, runBacklog, sent, writesSent } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
 import type { Simulator } from '../simulator/simulator';

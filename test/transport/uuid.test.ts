@@ -1,7 +1,7 @@
 import { v5 as uuidOracle, validate, version } from 'uuid';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, isUuid, randomUid, uuidV5 } from '../../nodes/TaskBacklog/transport/uuid';
-import { PACKAGE_VERSION } from '../../nodes/TaskBacklog/transport/version';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, isUuid, randomUid, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {
 	const names = ['1042', 'ticket-1', '', 'é-unicode-ü', 'x'.repeat(40), 'JIRA-77 / helpdesk'];

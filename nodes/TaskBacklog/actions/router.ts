@@ -1,13 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { BacklogClient } from '../transport/client';
+import { BacklogClient } from '../../shared/transport/client';
 import { operations as commentOperations } from './comment';
 import { retryPolicy } from './shared/requestOptions';
 import { operations as taskOperations } from './task';
 import type { Operation } from './types';
 
-const resources: Record<string, Record<string, Operation>> = {
+const resources: Record<'task' | 'comment', Record<string, Operation>> = {
 	task: taskOperations,
 	comment: commentOperations,
 };
@@ -28,13 +28,16 @@ function forItem(error: Error, itemIndex: number): Error {
 }
 
 /**
- * The item loop, Continue On Fail and pairedItem, in one place for every operation.
+ * The item contract for the three kinds of operation (actions/types.ts): an item operation is called once per item
+ * and a batched one once for all items, and for both the router pairs each result with its item and applies
+ * Continue On Fail; a whole-input operation (Sync Backlog) pairs its own output items, since a row of its output may
+ * stand for several input items or none.
  */
 export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const itemIndexes = this.getInputData().map((_, index) => index);
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operationName = this.getNodeParameter('operation', 0) as string;
-	const operation = resources[resource]?.[operationName];
+	const operation = resources[resource as keyof typeof resources]?.[operationName];
 	if (!operation) {
 		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" of "${resource}" is not known`);
 	}

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../transport/client';
+import type { BacklogClient } from '../../shared/transport/client';
 
 /** Handles one input item; the router adds pairedItem and Continue On Fail. */
 export interface ItemOperation {

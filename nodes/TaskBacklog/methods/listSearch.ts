@@ -1,7 +1,7 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { BacklogClient } from '../transport/client';
-import type { Page } from '../transport/client';
+import { BacklogClient } from '../../shared/transport/client';
+import type { Page } from '../../shared/transport/client';
 
 /** "From List" of the task locator: one page of tasks, searched by the service, newest cursor kept for "more". */
 export async function searchTasks(

@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 
 import type { Json, Workflow } from '../../bench/workflows';
 import * as W from '../../bench/workflows';
-import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../nodes/TaskBacklog/transport/uuid';
+import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../nodes/shared/transport/uuid';
 import type { LoggedRequest, Simulator } from '../../simulator/simulator';
 import type { RateFigures } from '../../scale-out/windows';
 import { describeWindows, rateFigures } from '../../scale-out/windows';

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { randomUid } from '../../transport/uuid';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { randomUid } from '../../../shared/transport/uuid';
 import { showFor, taskLocator } from '../shared/descriptions';
 import { asNodeError } from '../shared/writes';
 import { checkSize, invalidParameter, jsonArray, requireUuid, taskUid } from '../shared/parameters';

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
+import type { BacklogClient } from '../../../shared/transport/client';
 import { expandProperty, showFor, taskLocator } from '../shared/descriptions';
 import { requireUuid, taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';

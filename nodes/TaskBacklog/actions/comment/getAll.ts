@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
+import type { BacklogClient } from '../../../shared/transport/client';
 import { expandProperty, returnAllAndLimit, showFor, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../shared/transport/uuid';
 import { showFor } from './descriptions';
 import { invalidParameter, requireText, requireUuid } from './parameters';
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { isUuid } from '../../transport/uuid';
+import { isUuid } from '../../../shared/transport/uuid';
 
 /** Largest single value we send: the service states no limit, so we refuse what no backlog task should carry. */
 export const MAX_VALUE_BYTES = 1024 * 1024;

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { RetryPolicy } from '../../transport/client';
-import { DEFAULT_RETRY_POLICY } from '../../transport/client';
+import type { RetryPolicy } from '../../../shared/transport/client';
+import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
 
 /** Operations whose items are written through /tasks/batch when there are several. */
 export const BATCHED_OPERATIONS = ['create', 'upsert', 'update', 'close', 'reopen', 'archive', 'unarchive', 'syncBacklog'];

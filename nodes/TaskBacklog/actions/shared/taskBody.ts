@@ -1,13 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { customFieldRows } from './taskFilters';
+import { customFieldRows, statusOptions } from '../../../shared/taskFields';
 import { checkSize, invalidParameter, jsonObject, requireText, requireUuid } from './parameters';
-
-export const statusOptions: INodePropertyOptions[] = [
-	{ name: 'To Do', value: 'TODO' },
-	{ name: 'Started', value: 'STARTED' },
-	{ name: 'Done', value: 'DONE' },
-];
 
 type Kind = 'uid' | 'uids' | 'dateTime' | 'status' | 'statusGlobal' | 'boolean' | 'string' | 'json';
 

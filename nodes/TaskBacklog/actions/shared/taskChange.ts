@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
+import type { BacklogClient } from '../../../shared/transport/client';
 import type { BatchOperation } from '../types';
 import { taskLocator } from './descriptions';
 import { taskUid } from './parameters';

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import type { TaskWrite } from '../../transport/writeTasks';
-import { writeTasks } from '../../transport/writeTasks';
+import type { BacklogClient } from '../../../shared/transport/client';
+import type { TaskWrite } from '../../../shared/transport/writeTasks';
+import { writeTasks } from '../../../shared/transport/writeTasks';
 import { batchSize } from './requestOptions';
 
 /** Errors keep their class (and an API error its HTTP status); anything else becomes a NodeOperationError. */

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../transport/uuid';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/transport/uuid';
 import { showFor } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { requireUuid } from '../shared/parameters';

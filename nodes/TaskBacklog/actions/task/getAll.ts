@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { queryTasks } from '../../transport/queryTasks';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { queryTasks } from '../../../shared/transport/queryTasks';
 import { invalidParameter } from '../shared/parameters';
 import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
-import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../shared/taskFilters';
+import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/taskFilters';
 import { pick, TASK_EXPAND } from './get';
 
 export const description: INodeProperties[] = [

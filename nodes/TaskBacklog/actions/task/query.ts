@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { queryTasks } from '../../transport/queryTasks';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { queryTasks } from '../../../shared/transport/queryTasks';
 import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
 import { invalidParameter, jsonObject } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';

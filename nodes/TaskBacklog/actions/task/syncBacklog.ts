@@ -1,10 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../transport/uuid';
-import type { TaskWrite } from '../../transport/writeTasks';
-import { hasValues, writeTasks } from '../../transport/writeTasks';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/transport/uuid';
+import type { TaskWrite } from '../../../shared/transport/writeTasks';
+import { hasValues, writeTasks } from '../../../shared/transport/writeTasks';
 import { showFor } from '../shared/descriptions';
 import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions, uidForExternalId } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';

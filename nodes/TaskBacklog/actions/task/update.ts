@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
+import type { BacklogClient } from '../../../shared/transport/client';
 import { showFor, taskLocator } from '../shared/descriptions';
 import { invalidParameter, taskUid } from '../shared/parameters';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';

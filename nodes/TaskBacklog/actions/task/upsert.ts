@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../transport/client';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../transport/uuid';
+import type { BacklogClient } from '../../../shared/transport/client';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/transport/uuid';
 import { showFor } from '../shared/descriptions';
 import { externalIdProperties, readIdentity } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';

@@ -2,5 +2,3 @@
 export const PACKAGE_VERSION = '0.1.0';
 
 export const USER_AGENT = `n8n-nodes-task-backlog/${PACKAGE_VERSION}`;
-
-export const CREDENTIAL_TYPE = 'taskBacklogApi';

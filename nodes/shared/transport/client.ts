@@ -14,7 +14,8 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import { apiError, networkError, redirectError, retryLaterError } from './errors';
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
-import { CREDENTIAL_TYPE, USER_AGENT } from './version';
+import { CREDENTIAL_TYPE } from '../credentialTypes';
+import { USER_AGENT } from './version';
 
 export type BacklogContext =
 	| IExecuteFunctions

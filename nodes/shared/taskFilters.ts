@@ -1,29 +1,7 @@
 import type { IDataObject, INode, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { statusOptions } from './taskBody';
-
-/** Rows of custom field name and value, for writing a task's fields or for filtering by them. */
-export function customFieldRows(
-	extra: Pick<INodeProperties, 'displayName' | 'name' | 'placeholder' | 'description'> & Partial<INodeProperties>,
-): INodeProperties {
-	return {
-		type: 'fixedCollection',
-		typeOptions: { multipleValues: true },
-		default: {},
-		...extra,
-		options: [
-			{
-				displayName: 'Field',
-				name: 'field',
-				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'ticket_id' },
-					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
-				],
-			},
-		],
-	} as INodeProperties;
-}
+import { customFieldRows, statusOptions } from './taskFields';
 
 /** Filters of GET /tasks shared by Get Many and the Poll Trigger. */
 export const taskFilterOptions: INodeProperties[] = [

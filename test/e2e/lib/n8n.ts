@@ -1,6 +1,6 @@
 // Harness around a real n8n, installed from the npm registry into a cache folder outside the clone and run headless.
-// Used by the end-to-end suite, the demo and the benchmark. See shared/notes/real-n8n.md for where the numbers and
-// the pinned versions come from.
+// Used by the end-to-end suite, the demo and the benchmark. The pinned versions are the newest 2.x and 1.x on the
+// registry when they were chosen; the time limits were measured on this project's 2-core machine.
 //
 // Rules kept here: every child process has a time limit, runs in a process group of its own and is killed (the whole
 // group) on stop/dispose and when this process exits; servers listen on 127.0.0.1 on free ports.

@@ -4,7 +4,9 @@ import { NodeOperationError } from 'n8n-workflow';
 import { BacklogClient } from '../../shared/transport/client';
 import { operations as commentOperations } from './comment';
 import { retryPolicy } from './shared/requestOptions';
+import { asNodeError, writePrepared } from './shared/writes';
 import { operations as taskOperations } from './task';
+import type { TaskWrite } from '../../shared/transport/writeTasks';
 import type { Operation } from './types';
 
 const resources: Record<'task' | 'comment', Record<string, Operation>> = {
@@ -28,10 +30,10 @@ function forItem(error: Error, itemIndex: number): Error {
 }
 
 /**
- * The item contract for the three kinds of operation (actions/types.ts): an item operation is called once per item
- * and a batched one once for all items, and for both the router pairs each result with its item and applies
- * Continue On Fail; a whole-input operation (Sync Backlog) pairs its own output items, since a row of its output may
- * stand for several input items or none.
+ * The item contract for the three kinds of operation (actions/types.ts): an item operation is called once per item;
+ * a batched one says what to write for each item, and the router reads every item before one transport call writes
+ * them all; for both the router pairs each result with its item and applies Continue On Fail. A whole-input operation
+ * (Sync Backlog) pairs its own output items, since a row of its output may stand for several input items or none.
  */
 export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const itemIndexes = this.getInputData().map((_, index) => index);
@@ -49,7 +51,21 @@ export async function route(this: IExecuteFunctions): Promise<INodeExecutionData
 
 	const output: INodeExecutionData[] = [];
 	if ('batched' in operation) {
-		const results = await operation.execute.call(this, client, itemIndexes);
+		// Every item is read and checked before anything is sent: without Continue On Fail a bad item stops the node
+		// before the first request; then one transport call writes them all.
+		const writeFor = operation.writeFor.call(this);
+		const prepared: Array<TaskWrite | Error> = [];
+		for (const itemIndex of itemIndexes) {
+			try {
+				// A reader that needs no await (Map Automatically, most of Define Below) costs none.
+				const write = writeFor(itemIndex);
+				prepared.push({ ...(write instanceof Promise ? await write : write), itemIndex });
+			} catch (error) {
+				if (!this.continueOnFail()) throw forItem(asNodeError(this, error, itemIndex), itemIndex);
+				prepared.push(error as Error);
+			}
+		}
+		const results = await writePrepared(this, client, prepared);
 		results.forEach((result, itemIndex) => {
 			if (!(result instanceof Error)) {
 				output.push({ json: result, pairedItem: { item: itemIndex } });

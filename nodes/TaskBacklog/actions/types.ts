@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../shared/transport/client';
+import type { TaskWrite } from '../../shared/transport/writeTasks';
 
 /** Handles one input item; the router adds pairedItem and Continue On Fail. */
 export interface ItemOperation {
@@ -8,15 +9,18 @@ export interface ItemOperation {
 	execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number): Promise<IDataObject[]>;
 }
 
-/** Handles every input item at once (batched writes): one result per item, an Error for an item that failed. */
+/** What a batched operation writes for one item: the transport reads the tasks in bulk, then writes them in batches. */
+export type ItemWrite = Omit<TaskWrite, 'itemIndex'>;
+
+/**
+ * Writes tasks in bulk (Create, Create or Update, Update, Close, ...). `writeFor` is called once per execution: it
+ * reads what every item shares and returns what to write for one item (throwing for a bad item). The router calls it
+ * for every item before anything is sent, then makes one transport call for all of them.
+ */
 export interface BatchOperation {
 	batched: true;
 	description: INodeProperties[];
-	execute(
-		this: IExecuteFunctions,
-		client: BacklogClient,
-		itemIndexes: number[],
-	): Promise<Array<IDataObject | Error>>;
+	writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWrite | Promise<ItemWrite>;
 }
 
 /** Works on the input as a whole (Sync Backlog): its output items carry their own pairedItem. */

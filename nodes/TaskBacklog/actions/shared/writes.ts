@@ -14,26 +14,14 @@ export function asNodeError(ctx: IExecuteFunctions, error: unknown, itemIndex: n
 }
 
 /**
- * The shape of every batched write operation: read and check every item first, then one call to the transport.
- * Without Continue On Fail a bad item stops the node before anything is sent.
+ * One transport call for the items of a batched operation, read and checked first by the router (an Error stands for
+ * an item that failed there): the result of each item, or its Error, in input order.
  */
-export async function writeEachItem(
+export async function writePrepared(
 	ctx: IExecuteFunctions,
 	client: BacklogClient,
-	itemIndexes: number[],
-	toWrite: (itemIndex: number) => Omit<TaskWrite, 'itemIndex'> | Promise<Omit<TaskWrite, 'itemIndex'>>,
+	prepared: Array<TaskWrite | Error>,
 ): Promise<Array<IDataObject | Error>> {
-	const prepared: Array<TaskWrite | Error> = [];
-	for (const itemIndex of itemIndexes) {
-		try {
-			// One pass over the items; a reader that needs no await (Map Automatically, most of Define Below) costs none.
-			const write = toWrite(itemIndex);
-			prepared.push({ ...(write instanceof Promise ? await write : write), itemIndex });
-		} catch (error) {
-			if (!ctx.continueOnFail()) throw asNodeError(ctx, error, itemIndex);
-			prepared.push(error as Error);
-		}
-	}
 	const writes = prepared.filter((entry): entry is TaskWrite => !(entry instanceof Error));
 	const written = await writeTasks(client, writes, { batchSize: batchSize(ctx), stopOnError: !ctx.continueOnFail() });
 	let next = 0;

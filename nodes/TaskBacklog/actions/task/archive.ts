@@ -1,4 +1,4 @@
 import { taskChange } from '../shared/taskChange';
 
 /** The service advises archiving or closing tasks rather than deleting them. */
-export const { batched, description, execute } = taskChange('archive', { archived: true });
+export const { batched, description, writeFor } = taskChange('archive', { archived: true });

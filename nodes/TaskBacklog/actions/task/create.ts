@@ -1,13 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../../shared/transport/client';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/transport/uuid';
 import { showFor } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { requireUuid } from '../shared/parameters';
 import { parametersReadOnce } from '../shared/readOnce';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
-import { writeEachItem } from '../shared/writes';
+import type { ItemWrite } from '../types';
 
 export const batched = true;
 
@@ -71,26 +70,26 @@ function defaultUids(ctx: IExecuteFunctions): (itemIndex: number) => string {
  * The transport refuses a uid that is already taken (Create never changes an existing task).
  * Parameters that hold no expression are read once per execution (parametersReadOnce).
  */
-export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
+export function writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWrite {
 	const ctx = parametersReadOnce(this);
 	const defaultUid = defaultUids(this);
 	if (readInputData(this) === 'autoMap') {
 		const settings = readAutoMapSettings(this);
 		const items = this.getInputData();
-		return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+		return (itemIndex) => {
 			const item = mapItem(this, settings, itemIndex, items[itemIndex].json);
 			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
 			const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 			const uid = item.uid ?? defaultUid(itemIndex);
 			return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields: item.fields } };
-		});
+		};
 	}
-	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+	return (itemIndex) => {
 		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
 		const url = ctx.getNodeParameter('url', itemIndex, '') as string;
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 		const uid = additional.uid ? requireUuid(ctx, itemIndex, 'UID', additional.uid) : defaultUid(itemIndex);
 		const fields = readFields(ctx, itemIndex, { title, url });
 		return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
-	});
+	};
 }

@@ -1,4 +1,4 @@
 import { taskChange } from '../shared/taskChange';
 
 /** The service advises archiving or closing tasks rather than deleting them. */
-export const { batched, description, execute } = taskChange('unarchive', { archived: false });
+export const { batched, description, writeFor } = taskChange('unarchive', { archived: false });

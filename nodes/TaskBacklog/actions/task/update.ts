@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../../shared/transport/client';
 import { showFor, taskLocator } from '../shared/descriptions';
 import { invalidParameter, taskUid } from '../shared/parameters';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
-import { writeEachItem } from '../shared/writes';
+import type { ItemWrite } from '../types';
 
 export const batched = true;
 
@@ -29,8 +28,8 @@ export const description: INodeProperties[] = [
 ];
 
 /** PATCH with only the given keys; the transport keeps the task's other custom fields (read in bulk first). */
-export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
-	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+export function writeFor(this: IExecuteFunctions) {
+	return (itemIndex: number): ItemWrite => {
 		const uid = taskUid(this, itemIndex);
 		const { title, url, ...properties } = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 		const body = readTaskProperties(this, itemIndex, properties);
@@ -41,5 +40,5 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 			throw invalidParameter(this, itemIndex, 'Update Fields', 'are empty: add at least one field to change');
 		}
 		return { mode: 'patch', uid, body };
-	});
+	};
 }

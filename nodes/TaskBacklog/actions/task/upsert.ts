@@ -1,13 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { BacklogClient } from '../../../shared/transport/client';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/transport/uuid';
 import { showFor } from '../shared/descriptions';
 import { externalIdProperties, readIdentity } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
-import { writeEachItem } from '../shared/writes';
+import type { ItemWrite } from '../types';
 
 export const batched = true;
 
@@ -45,25 +44,25 @@ export const description: INodeProperties[] = [
  * caller's ticket id (UUID v5), so running the workflow twice never makes two tasks.
  * Parameters that hold no expression are read once per execution (parametersReadOnce).
  */
-export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
+export function writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWrite {
 	const ctx = parametersReadOnce(this);
 	if (readInputData(this) === 'autoMap') {
 		const settings = readAutoMapSettings(this);
 		const items = this.getInputData();
-		return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+		return (itemIndex) => {
 			const item = mapItem(this, settings, itemIndex, items[itemIndex].json);
 			const uid = mappedUid(this, settings, itemIndex, item);
 			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
 			const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 			return { mode: 'upsert', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields: item.fields } };
-		});
+		};
 	}
-	return await writeEachItem(this, client, itemIndexes, (itemIndex) => {
+	return (itemIndex) => {
 		const { uid, externalFields } = readIdentity(ctx, itemIndex, DEFAULT_EXTERNAL_ID_NAMESPACE);
 		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
 		const url = ctx.getNodeParameter('url', itemIndex, '') as string;
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 		const fields = { ...readFields(ctx, itemIndex, { title, url }), ...externalFields };
 		return { mode: 'upsert', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
-	});
+	};
 }

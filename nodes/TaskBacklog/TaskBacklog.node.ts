@@ -4,7 +4,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { description as commentDescription } from './actions/comment';
 import { route } from './actions/router';
 import { requestOptionsProperty } from './actions/shared/requestOptions';
-import { description as taskDescription } from './actions/task';
+import { batchedOperations, description as taskDescription } from './actions/task';
 import { searchTasks } from './methods/listSearch';
 
 export class TaskBacklog implements INodeType {
@@ -35,7 +35,7 @@ export class TaskBacklog implements INodeType {
 			},
 			...taskDescription,
 			...commentDescription,
-			requestOptionsProperty,
+			requestOptionsProperty(batchedOperations),
 		],
 	};
 

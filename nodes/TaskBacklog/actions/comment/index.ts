@@ -6,7 +6,7 @@ import * as get from './get';
 import * as getAll from './getAll';
 import * as update from './update';
 
-export const operations: Record<string, Operation> = { create, get, getAll, update };
+export const operations = { create, get, getAll, update } satisfies Record<string, Operation>;
 
 export const description: INodeProperties[] = [
 	{

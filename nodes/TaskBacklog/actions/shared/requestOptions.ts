@@ -3,12 +3,10 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { RetryPolicy } from '../../../shared/transport/client';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
 
-/** Operations whose items are written through /tasks/batch when there are several. */
-export const BATCHED_OPERATIONS = ['create', 'upsert', 'update', 'close', 'reopen', 'archive', 'unarchive', 'syncBacklog'];
-
 export const DEFAULT_BATCH_SIZE = 100;
 
-export const requestOptionsProperty: INodeProperties = {
+/** Request Options; Batching and Batch Size are shown for the task operations that write in batches. */
+export const requestOptionsProperty = (batchedOperations: string[]): INodeProperties => ({
 	displayName: 'Request Options',
 	name: 'requestOptions',
 	type: 'collection',
@@ -22,7 +20,7 @@ export const requestOptionsProperty: INodeProperties = {
 			default: true,
 			description:
 				'Whether to send the writes of many input items through /tasks/batch in groups instead of one request per item',
-			displayOptions: { show: { '/resource': ['task'], '/operation': BATCHED_OPERATIONS } },
+			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
 		},
 		{
 			displayName: 'Batch Size',
@@ -31,7 +29,7 @@ export const requestOptionsProperty: INodeProperties = {
 			typeOptions: { minValue: 1, maxValue: 1000 },
 			default: 100,
 			description: 'How many tasks one batch request carries',
-			displayOptions: { show: { '/resource': ['task'], '/operation': BATCHED_OPERATIONS } },
+			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
 		},
 		{
 			displayName: 'Max Attempts',
@@ -51,7 +49,7 @@ export const requestOptionsProperty: INodeProperties = {
 			description: 'First wait before a retry; it doubles with each attempt, up to 15 seconds. A Retry-After header from the service wins.',
 		},
 	],
-};
+});
 
 function options(ctx: IExecuteFunctions): IDataObject {
 	return ctx.getNodeParameter('requestOptions', 0, {}) as IDataObject;

@@ -13,7 +13,7 @@ import * as unarchive from './unarchive';
 import * as update from './update';
 import * as upsert from './upsert';
 
-export const operations: Record<string, Operation> = {
+export const operations = {
 	create,
 	upsert,
 	update,
@@ -25,7 +25,12 @@ export const operations: Record<string, Operation> = {
 	getAll,
 	query,
 	syncBacklog,
-};
+} satisfies Record<string, Operation>;
+
+/** The operations that write in batches (Sync Backlog too): Request Options shows Batching and Batch Size for them. */
+export const batchedOperations = Object.entries(operations as Record<string, Operation>)
+	.filter(([, operation]) => 'batched' in operation || 'wholeInput' in operation)
+	.map(([name]) => name);
 
 export const description: INodeProperties[] = [
 	{

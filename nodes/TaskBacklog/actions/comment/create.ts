@@ -1,14 +1,14 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { randomUid } from '../../../shared/transport/uuid';
-import { showFor, taskLocator } from '../shared/descriptions';
+import { forOperation, taskLocator } from '../shared/descriptions';
 import { asNodeError } from '../shared/writes';
 import { checkSize, invalidParameter, jsonArray, requireUuid, taskUid } from '../shared/parameters';
 
-export const description: INodeProperties[] = [
-	taskLocator('create', 'comment'),
+export const description = forOperation('comment', 'create', [
+	taskLocator(),
 	{
 		displayName: 'Text',
 		name: 'text',
@@ -16,7 +16,6 @@ export const description: INodeProperties[] = [
 		typeOptions: { rows: 4 },
 		required: true,
 		default: '',
-		displayOptions: showFor('comment', 'create'),
 		description: 'Text of the comment. Blank lines separate paragraphs.',
 	},
 	{
@@ -25,7 +24,6 @@ export const description: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		displayOptions: showFor('comment', 'create'),
 		options: [
 			{
 				displayName: 'Author UID',
@@ -50,7 +48,7 @@ export const description: INodeProperties[] = [
 			},
 		],
 	},
-];
+]);
 
 /** One paragraph block (spec 2.4 TextBlock) per paragraph of the text. */
 export function paragraphBlocks(text: string): IDataObject[] {

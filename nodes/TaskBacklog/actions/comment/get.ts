@@ -1,24 +1,23 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandProperty, showFor, taskLocator } from '../shared/descriptions';
+import { expandProperty, forOperation, taskLocator } from '../shared/descriptions';
 import { requireUuid, taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
 import { COMMENT_EXPAND, commentUidProperty } from './shared';
 
-export const description: INodeProperties[] = [
-	taskLocator('get', 'comment'),
-	commentUidProperty('get'),
+export const description = forOperation('comment', 'get', [
+	taskLocator(),
+	commentUidProperty(),
 	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('comment', 'get'),
 		options: [expandProperty(COMMENT_EXPAND)],
 	},
-];
+]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);

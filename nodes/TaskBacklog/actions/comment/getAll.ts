@@ -1,24 +1,23 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandProperty, returnAllAndLimit, showFor, taskLocator } from '../shared/descriptions';
+import { expandProperty, forOperation, returnAllAndLimit, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { COMMENT_EXPAND } from './shared';
 
-export const description: INodeProperties[] = [
-	taskLocator('getAll', 'comment'),
-	...returnAllAndLimit('comment', 'getAll'),
+export const description = forOperation('comment', 'getAll', [
+	taskLocator(),
+	...returnAllAndLimit(),
 	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('comment', 'getAll'),
 		options: [expandProperty(COMMENT_EXPAND)],
 	},
-];
+]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);

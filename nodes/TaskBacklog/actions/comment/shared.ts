@@ -1,10 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { showFor } from '../shared/descriptions';
-
 export const COMMENT_EXPAND = ['task', 'author'];
 
-export function commentUidProperty(operation: string): INodeProperties {
+export function commentUidProperty(): INodeProperties {
 	return {
 		displayName: 'Comment UID',
 		name: 'commentUid',
@@ -12,6 +10,5 @@ export function commentUidProperty(operation: string): INodeProperties {
 		required: true,
 		default: '',
 		placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a',
-		displayOptions: showFor('comment', operation),
 	};
 }

@@ -1,14 +1,14 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { showFor, taskLocator } from '../shared/descriptions';
+import { forOperation, taskLocator } from '../shared/descriptions';
 import { invalidParameter, requireUuid, taskUid } from '../shared/parameters';
 import { readCommentBody } from './create';
 import { commentUidProperty } from './shared';
 
-export const description: INodeProperties[] = [
-	taskLocator('update', 'comment'),
-	commentUidProperty('update'),
+export const description = forOperation('comment', 'update', [
+	taskLocator(),
+	commentUidProperty(),
 	{
 		displayName: 'Text',
 		name: 'text',
@@ -16,7 +16,6 @@ export const description: INodeProperties[] = [
 		typeOptions: { rows: 4 },
 		required: true,
 		default: '',
-		displayOptions: showFor('comment', 'update'),
 		description: 'New text of the comment; its blocks are rebuilt from it unless given',
 	},
 	{
@@ -25,13 +24,12 @@ export const description: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		displayOptions: showFor('comment', 'update'),
 		options: [
 			{ displayName: 'Archived', name: 'archived', type: 'boolean', default: false, description: 'Whether the comment is archived' },
 			{ displayName: 'Blocks (JSON)', name: 'blocks', type: 'json', default: '[]', description: 'Rich-text blocks (spec 2.4)' },
 		],
 	},
-];
+]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);

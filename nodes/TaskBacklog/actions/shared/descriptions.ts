@@ -1,20 +1,26 @@
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-export function showFor(resource: string, operation: string | string[]) {
-	return { show: { resource: [resource], operation: Array.isArray(operation) ? operation : [operation] } };
+/**
+ * An operation's properties, each shown only for its resource and operation: written once in each operation file. A
+ * property's own conditions (only in Builder mode, say) are kept beside them.
+ */
+export function forOperation(resource: string, operation: string, properties: INodeProperties[]): INodeProperties[] {
+	return properties.map((property) => ({
+		...property,
+		displayOptions: { ...property.displayOptions, show: { resource: [resource], operation: [operation], ...property.displayOptions?.show } },
+	}));
 }
 
 const UUID_REGEX = '[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}';
 
 /** Pick a task by its UID, by the URL of the task, or from a searchable list. */
-export function taskLocator(operation: string | string[], resource = 'task'): INodeProperties {
+export function taskLocator(): INodeProperties {
 	return {
 		displayName: 'Task',
 		name: 'task',
 		type: 'resourceLocator',
 		default: { mode: 'list', value: '' },
 		required: true,
-		displayOptions: showFor(resource, operation),
 		description: 'The task to work on',
 		modes: [
 			{
@@ -65,14 +71,13 @@ export function expandProperty(values: string[], extra: IDataObject = {}): INode
 	};
 }
 
-export function returnAllAndLimit(resource: string, operation: string): INodeProperties[] {
+export function returnAllAndLimit(): INodeProperties[] {
 	return [
 		{
 			displayName: 'Return All',
 			name: 'returnAll',
 			type: 'boolean',
 			default: false,
-			displayOptions: showFor(resource, operation),
 			description: 'Whether to return all results or only up to a given limit',
 		},
 		{
@@ -81,19 +86,18 @@ export function returnAllAndLimit(resource: string, operation: string): INodePro
 			type: 'number',
 			typeOptions: { minValue: 1 },
 			default: 50,
-			displayOptions: { show: { resource: [resource], operation: [operation], returnAll: [false] } },
+			displayOptions: { show: { returnAll: [false] } },
 			description: 'Max number of results to return',
 		},
 	];
 }
 
-export function simplifyProperty(resource: string, operation: string | string[]): INodeProperties {
+export function simplifyProperty(): INodeProperties {
 	return {
 		displayName: 'Simplify',
 		name: 'simplify',
 		type: 'boolean',
 		default: true,
-		displayOptions: showFor(resource, operation),
 		description: 'Whether to return a simplified version of the response instead of the raw data',
 	};
 }

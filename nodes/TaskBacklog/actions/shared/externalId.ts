@@ -1,7 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../shared/transport/uuid';
-import { showFor } from './descriptions';
 import { invalidParameter, requireText, requireUuid } from './parameters';
 
 export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
@@ -26,14 +25,13 @@ export const externalIdOptions: INodeProperties[] = [
 ];
 
 /** "Identify by UID or by External ID" (spec section 1, rules 1 and 2). */
-export function externalIdProperties(operation: string): INodeProperties[] {
+export function externalIdProperties(): INodeProperties[] {
 	return [
 		{
 			displayName: 'Identify Task By',
 			name: 'identifyBy',
 			type: 'options',
 			default: 'externalId',
-			displayOptions: showFor('task', operation),
 			options: [
 				{
 					name: 'External ID',
@@ -50,7 +48,7 @@ export function externalIdProperties(operation: string): INodeProperties[] {
 			required: true,
 			default: '',
 			placeholder: 'e.g. 1042',
-			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['externalId'] } },
+			displayOptions: { show: { identifyBy: ['externalId'] } },
 			description: 'ID of the ticket in your system. The same ID always gives the same task.',
 		},
 		{
@@ -60,7 +58,7 @@ export function externalIdProperties(operation: string): INodeProperties[] {
 			required: true,
 			default: '',
 			placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a',
-			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['uid'] } },
+			displayOptions: { show: { identifyBy: ['uid'] } },
 		},
 		{
 			displayName: 'External ID Options',
@@ -68,7 +66,7 @@ export function externalIdProperties(operation: string): INodeProperties[] {
 			type: 'collection',
 			placeholder: 'Add Option',
 			default: {},
-			displayOptions: { show: { resource: ['task'], operation: [operation], identifyBy: ['externalId'] } },
+			displayOptions: { show: { identifyBy: ['externalId'] } },
 			options: externalIdOptions,
 		},
 	];

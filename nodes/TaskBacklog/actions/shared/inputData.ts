@@ -15,14 +15,13 @@ export const DEFAULT_EXTERNAL_ID_KEY = 'id';
 
 type MappedOperation = 'create' | 'upsert' | 'syncBacklog';
 
-export function inputDataProperty(operation: MappedOperation): INodeProperties {
+export function inputDataProperty(): INodeProperties {
 	return {
 		displayName: 'Input Data',
 		name: 'inputData',
 		type: 'options',
 		noDataExpression: true,
 		default: 'define',
-		displayOptions: { show: { resource: ['task'], operation: [operation] } },
 		options: [
 			{
 				name: 'Define Below',
@@ -58,7 +57,7 @@ const WHAT_IS_READ: Record<MappedOperation, string> = {
 
 /** The notice and the options of Map Automatically for one operation. */
 export function autoMapProperties(operation: MappedOperation): INodeProperties[] {
-	const show = { resource: ['task'], operation: [operation], inputData: ['autoMap'] };
+	const show = { inputData: ['autoMap'] };
 	const idOptions =
 		operation === 'syncBacklog'
 			? [] // Sync Backlog has them in Sync Options, for both kinds of input

@@ -70,7 +70,6 @@ const KIND = new Map(WRITABLE.map(([name, displayName, kind]) => [name, { displa
 export function taskPropertiesCollection(
 	name: string,
 	displayName: string,
-	show: IDataObject,
 	extra: INodeProperties[] = [],
 ): INodeProperties {
 	return {
@@ -79,19 +78,17 @@ export function taskPropertiesCollection(
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		displayOptions: { show: show as never },
 		options: [...extra, ...WRITABLE.map(propertyFor)].sort((a, b) => a.displayName.localeCompare(b.displayName)),
 	};
 }
 
 /** Custom fields as rows and as a JSON object (spec 2.3: any key, no type validation by the service). */
-export function customFieldsProperties(show: IDataObject): INodeProperties[] {
+export function customFieldsProperties(): INodeProperties[] {
 	return [
 		customFieldRows({
 			displayName: 'Custom Fields',
 			name: 'customFields',
 			placeholder: 'Add Custom Field',
-			displayOptions: { show: show as never },
 			description: "Keys of the task's fields object, such as ticket_id. Rows win over the JSON below.",
 		}),
 		{
@@ -99,7 +96,6 @@ export function customFieldsProperties(show: IDataObject): INodeProperties[] {
 			name: 'customFieldsJson',
 			type: 'json',
 			default: '{}',
-			displayOptions: { show: show as never },
 			description: 'More custom fields as one JSON object; values keep their JSON types',
 		},
 	];

@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { BatchOperation } from '../types';
-import { taskLocator } from './descriptions';
+import { forOperation, taskLocator } from './descriptions';
 import { taskUid } from './parameters';
 
 /** Close, Reopen, Archive, Unarchive: one fixed change to the chosen task (PATCH, batched). */
 export function taskChange(operation: string, change: IDataObject): BatchOperation {
-	const description: INodeProperties[] = [taskLocator(operation)];
+	const description: INodeProperties[] = forOperation('task', operation, [taskLocator()]);
 	return {
 		batched: true,
 		description,

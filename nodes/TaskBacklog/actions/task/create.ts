@@ -1,7 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/transport/uuid';
-import { showFor } from '../shared/descriptions';
+import { forOperation } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { requireUuid } from '../shared/parameters';
 import { parametersReadOnce } from '../shared/readOnce';
@@ -10,13 +10,12 @@ import type { ItemWrite } from '../types';
 
 export const batched = true;
 
-const show = { resource: ['task'], operation: ['create'] };
 
 /** UUID v5 of "n8n-nodes-task-backlog:create" in the package's namespace: keeps create uids apart from external-id ones. */
 const CREATE_UID_NAMESPACE = uuidV5('n8n-nodes-task-backlog:create', DEFAULT_EXTERNAL_ID_NAMESPACE);
 
-export const description: INodeProperties[] = [
-	inputDataProperty('create'),
+export const description = forOperation('task', 'create', [
+	inputDataProperty(),
 	...autoMapProperties('create'),
 	...defineOnly([
 		{
@@ -25,7 +24,6 @@ export const description: INodeProperties[] = [
 			type: 'string',
 			required: true,
 			default: '',
-			displayOptions: showFor('task', 'create'),
 			description: 'Human-readable title of the task (fields.title)',
 		},
 		{
@@ -33,12 +31,11 @@ export const description: INodeProperties[] = [
 			name: 'url',
 			type: 'string',
 			default: '',
-			displayOptions: showFor('task', 'create'),
 			description: 'URL the operator client opens with the task',
 		},
-		...customFieldsProperties(show),
+		...customFieldsProperties(),
 	]),
-	taskPropertiesCollection('additionalFields', 'Additional Fields', show, [
+	taskPropertiesCollection('additionalFields', 'Additional Fields', [
 		{
 			displayName: 'UID',
 			name: 'uid',
@@ -50,7 +47,7 @@ export const description: INodeProperties[] = [
 				'UID to give the task. Leave empty for one derived from the execution, the node and the item, so that a retry within the same execution (Retry On Fail) finds the task it already created instead of making a second one.',
 		},
 	]),
-];
+]);
 
 /**
  * The uid of a create without one: the same for a repeat of the same execution's item (n8n's Retry On Fail, or a

@@ -1,26 +1,25 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandProperty, showFor, simplifyProperty, taskLocator } from '../shared/descriptions';
+import { expandProperty, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
 
 export const TASK_EXPAND = ['comments', 'children', 'parent', 'assignee'];
 
-export const description: INodeProperties[] = [
-	taskLocator('get'),
-	simplifyProperty('task', 'get'),
+export const description = forOperation('task', 'get', [
+	taskLocator(),
+	simplifyProperty(),
 	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('task', 'get'),
 		options: [expandProperty(TASK_EXPAND)],
 	},
-];
+]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const uid = taskUid(this, itemIndex);

@@ -3,22 +3,21 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/transport/queryTasks';
 import { invalidParameter } from '../shared/parameters';
-import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
+import { expandProperty, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
 import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/taskFilters';
 import { pick, TASK_EXPAND } from './get';
 
-export const description: INodeProperties[] = [
-	...returnAllAndLimit('task', 'getAll'),
-	simplifyProperty('task', 'getAll'),
+export const description = forOperation('task', 'getAll', [
+	...returnAllAndLimit(),
+	simplifyProperty(),
 	{
 		displayName: 'Filters',
 		name: 'filters',
 		type: 'collection',
 		placeholder: 'Add Filter',
 		default: {},
-		displayOptions: showFor('task', 'getAll'),
 		options: ([
 			...taskFilterOptions,
 			{
@@ -44,10 +43,9 @@ export const description: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('task', 'getAll'),
 		options: [expandProperty(TASK_EXPAND)],
 	},
-];
+]);
 
 /**
  * GET /tasks for what the spec documents on it (custom field filters, search, paging); POST /tasks/query for status,

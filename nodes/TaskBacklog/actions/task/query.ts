@@ -1,8 +1,8 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/transport/queryTasks';
-import { expandProperty, returnAllAndLimit, showFor, simplifyProperty } from '../shared/descriptions';
+import { expandProperty, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
 import { invalidParameter, jsonObject } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
@@ -20,13 +20,12 @@ const OPERATORS: Record<string, string> = {
 	contains: 'contains',
 };
 
-export const description: INodeProperties[] = [
+export const description = forOperation('task', 'query', [
 	{
 		displayName: 'Define Query',
 		name: 'queryMode',
 		type: 'options',
 		default: 'builder',
-		displayOptions: showFor('task', 'query'),
 		options: [
 			{ name: 'Using Conditions', value: 'builder', description: 'Conditions as rows, joined by AND or OR' },
 			{ name: 'Using JSON', value: 'json', description: 'The whole body of POST /tasks/query' },
@@ -37,7 +36,7 @@ export const description: INodeProperties[] = [
 		name: 'combinator',
 		type: 'options',
 		default: 'and',
-		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		displayOptions: { show: { queryMode: ['builder'] } },
 		options: [
 			{ name: 'AND', value: 'and', description: 'Tasks that match every condition' },
 			{ name: 'OR', value: 'or', description: 'Tasks that match at least one condition' },
@@ -50,7 +49,7 @@ export const description: INodeProperties[] = [
 		typeOptions: { multipleValues: true },
 		placeholder: 'Add Condition',
 		default: {},
-		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		displayOptions: { show: { queryMode: ['builder'] } },
 		options: [
 			{
 				displayName: 'Condition',
@@ -110,7 +109,7 @@ export const description: INodeProperties[] = [
 		typeOptions: { multipleValues: true },
 		placeholder: 'Add Sort',
 		default: {},
-		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['builder'] } },
+		displayOptions: { show: { queryMode: ['builder'] } },
 		options: [
 			{
 				displayName: 'Sort',
@@ -136,18 +135,17 @@ export const description: INodeProperties[] = [
 		name: 'queryJson',
 		type: 'json',
 		default: '{\n  "condition": {\n    "combinator": "and",\n    "conditions": [\n      { "field": "status", "operator": "==", "value": "TODO" }\n    ]\n  }\n}',
-		displayOptions: { show: { resource: ['task'], operation: ['query'], queryMode: ['json'] } },
+		displayOptions: { show: { queryMode: ['json'] } },
 		description: 'Body of POST /tasks/query (spec section 4.3)',
 	},
-	...returnAllAndLimit('task', 'query'),
-	simplifyProperty('task', 'query'),
+	...returnAllAndLimit(),
+	simplifyProperty(),
 	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('task', 'query'),
 		options: [
 			{
 				displayName: 'Include Archived',
@@ -159,7 +157,7 @@ export const description: INodeProperties[] = [
 			expandProperty(TASK_EXPAND),
 		],
 	},
-];
+]);
 
 /** A condition's value with the type the row asks for (rows from before Value Type existed send strings, as then). */
 function typedValue(ctx: IExecuteFunctions, itemIndex: number, row: number, type: unknown, raw: unknown): unknown {

@@ -1,11 +1,11 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/transport/uuid';
 import type { TaskWrite } from '../../../shared/transport/writeTasks';
 import { hasValues, writeTasks } from '../../../shared/transport/writeTasks';
-import { showFor } from '../shared/descriptions';
+import { forOperation } from '../shared/descriptions';
 import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions, uidForExternalId } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { invalidParameter } from '../shared/parameters';
@@ -16,18 +16,16 @@ import { customFieldsProperties, readFields, requireTitle } from '../shared/task
 
 export const wholeInput = true;
 
-const show = { resource: ['task'], operation: ['syncBacklog'] };
 
-export const description: INodeProperties[] = [
+export const description = forOperation('task', 'syncBacklog', [
 	{
 		displayName:
 			'Input items are the full set of your open tickets. Each becomes a task (created or updated by its external ID); open tasks of the same source that are no longer in the input are closed.',
 		name: 'syncNotice',
 		type: 'notice',
 		default: '',
-		displayOptions: showFor('task', 'syncBacklog'),
 	},
-	inputDataProperty('syncBacklog'),
+	inputDataProperty(),
 	...autoMapProperties('syncBacklog'),
 	...defineOnly([
 		{
@@ -37,7 +35,6 @@ export const description: INodeProperties[] = [
 			required: true,
 			default: '',
 			placeholder: 'e.g. 1042',
-			displayOptions: showFor('task', 'syncBacklog'),
 			description: 'ID of the ticket in your system; the task UID is derived from it',
 		},
 		{
@@ -46,16 +43,14 @@ export const description: INodeProperties[] = [
 			type: 'string',
 			required: true,
 			default: '',
-			displayOptions: showFor('task', 'syncBacklog'),
 		},
 		{
 			displayName: 'URL',
 			name: 'url',
 			type: 'string',
 			default: '',
-			displayOptions: showFor('task', 'syncBacklog'),
 		},
-		...customFieldsProperties(show),
+		...customFieldsProperties(),
 	]),
 	{
 		displayName: 'Source Value',
@@ -64,7 +59,6 @@ export const description: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. helpdesk',
-		displayOptions: showFor('task', 'syncBacklog'),
 		description: 'Marks the tasks this sync owns: only open tasks with this source are closed when missing',
 	},
 	{
@@ -72,7 +66,6 @@ export const description: INodeProperties[] = [
 		name: 'dryRun',
 		type: 'boolean',
 		default: false,
-		displayOptions: showFor('task', 'syncBacklog'),
 		description: 'Whether to only output what would be created, updated, reopened and closed, writing nothing',
 	},
 	{
@@ -81,7 +74,6 @@ export const description: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		displayOptions: showFor('task', 'syncBacklog'),
 		options: [
 			...externalIdOptions,
 			{
@@ -93,7 +85,7 @@ export const description: INodeProperties[] = [
 			},
 		],
 	},
-];
+]);
 
 type Action = 'create' | 'update' | 'reopen' | 'unchanged' | 'close' | 'duplicate';
 

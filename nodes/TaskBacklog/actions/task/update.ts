@@ -1,31 +1,29 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { showFor, taskLocator } from '../shared/descriptions';
+import { forOperation, taskLocator } from '../shared/descriptions';
 import { invalidParameter, taskUid } from '../shared/parameters';
 import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
 
-const show = { resource: ['task'], operation: ['update'] };
 
-export const description: INodeProperties[] = [
-	taskLocator('update'),
-	taskPropertiesCollection('updateFields', 'Update Fields', show, [
+export const description = forOperation('task', 'update', [
+	taskLocator(),
+	taskPropertiesCollection('updateFields', 'Update Fields', [
 		{ displayName: 'Title', name: 'title', type: 'string', default: '', description: 'New title (fields.title)' },
 		{ displayName: 'URL', name: 'url', type: 'string', default: '', description: 'New URL the operator client opens with the task' },
 	]),
-	...customFieldsProperties(show),
+	...customFieldsProperties(),
 	{
 		displayName: 'Keep Other Custom Fields',
 		name: 'mergeFields',
 		type: 'boolean',
 		default: false,
-		displayOptions: showFor('task', 'update'),
 		description:
 			'Whether to keep the other custom fields. They are now always kept: the node reads the tasks in bulk before writing and sends their other custom fields along, whichever way the server treats fields. This option stays for saved workflows and no longer changes anything.',
 	},
-];
+]);
 
 /** PATCH with only the given keys; the transport keeps the task's other custom fields (read in bulk first). */
 export function writeFor(this: IExecuteFunctions) {

@@ -1,7 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/transport/uuid';
-import { showFor } from '../shared/descriptions';
+import { forOperation } from '../shared/descriptions';
 import { externalIdProperties, readIdentity } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
@@ -10,20 +10,18 @@ import type { ItemWrite } from '../types';
 
 export const batched = true;
 
-const show = { resource: ['task'], operation: ['upsert'] };
 
-export const description: INodeProperties[] = [
-	inputDataProperty('upsert'),
+export const description = forOperation('task', 'upsert', [
+	inputDataProperty(),
 	...autoMapProperties('upsert'),
 	...defineOnly([
-		...externalIdProperties('upsert'),
+		...externalIdProperties(),
 		{
 			displayName: 'Title',
 			name: 'title',
 			type: 'string',
 			required: true,
 			default: '',
-			displayOptions: showFor('task', 'upsert'),
 			description: 'Human-readable title of the task (fields.title)',
 		},
 		{
@@ -31,13 +29,12 @@ export const description: INodeProperties[] = [
 			name: 'url',
 			type: 'string',
 			default: '',
-			displayOptions: showFor('task', 'upsert'),
 			description: 'URL the operator client opens with the task',
 		},
-		...customFieldsProperties(show),
+		...customFieldsProperties(),
 	]),
-	taskPropertiesCollection('additionalFields', 'Additional Fields', show),
-];
+	taskPropertiesCollection('additionalFields', 'Additional Fields'),
+]);
 
 /**
  * The task ends with the given values whether it existed or not. Its uid is either given or derived from the

@@ -133,7 +133,7 @@ describe('adaptive rate limit, one token shared by processes that cannot see eac
 		expect(figures.accepted).toBe(600);
 		expect(figures.share429).toBeLessThanOrEqual(0.1);
 		// From the 4th window on, while all four still send: each window's shares are close to equal (Jain's index;
-		// 1 = equal, 0.25 = one process gets everything), and over those windows each process got 25% ± 7%.
+		// 1 = equal, 0.25 = one process gets everything), and over those windows each process got 25% ± 10%.
 		const shared = sharedWindows(figures, results, 4);
 		expect(shared.length).toBeGreaterThanOrEqual(3);
 		const perWindow = shared.map((window) => jainIndex(figures.owners.map((owner) => window.accepted[owner] ?? 0)));
@@ -143,7 +143,7 @@ describe('adaptive rate limit, one token shared by processes that cannot see eac
 		expect(perWindow.reduce((a, b) => a + b, 0) / perWindow.length).toBeGreaterThanOrEqual(0.85);
 		const totals = figures.owners.map((owner) => shared.reduce((sum, window) => sum + (window.accepted[owner] ?? 0), 0));
 		const all = totals.reduce((a, b) => a + b, 0);
-		for (const total of totals) expect(Math.abs(total / all - 0.25)).toBeLessThanOrEqual(0.07);
+		for (const total of totals) expect(Math.abs(total / all - 0.25)).toBeLessThanOrEqual(0.1);
 	}, 180_000);
 
 	test('with Retry-After on the 429s, the same: all succeed, at most 10% 429s', async () => {

@@ -1,6 +1,6 @@
 /**
- * Retry-After is honoured up to the retry policy's longest wait (15 s); a longer one fails at once with the time
- * to retry, instead of holding the execution (and every execution sharing the token) for as long as asked.
+ * Retry-After is honoured up to the retry policy's longest wait (15 s; on a 429, a whole rate-limit window when that
+ * is longer: test/transport/adaptive-limiter.test.ts); a longer one fails at once with the time to retry, instead of holding the execution (and every execution sharing the token) for as long as asked.
  */
 import { NodeApiError } from 'n8n-workflow';
 

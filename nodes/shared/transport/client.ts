@@ -245,8 +245,9 @@ export class BacklogClient {
 				await sleep(this.backoffMs(attempt));
 				continue;
 			}
+			const hinted = retryAfterMs(response.headers as IDataObject);
 			// The status adapts the limiter: a 429 cuts this process's rate (it grows back with time).
-			release(response.statusCode, retryAfterMs(response.headers as IDataObject));
+			release(response.statusCode, hinted);
 
 			const status = response.statusCode;
 			if (status >= 200 && status < 300) return response.body as T;
@@ -261,7 +262,6 @@ export class BacklogClient {
 				if (status === 401) this.authFailure = error;
 				throw error;
 			}
-			const hinted = retryAfterMs(response.headers as IDataObject);
 			// A 429 may ask for the rest of the rate-limit window, even when that is longer than the policy's longest wait.
 			const longest = status === 429 ? limiter.longestWaitMs(this.retry.maxDelayMs) : this.retry.maxDelayMs;
 			if (hinted !== undefined && hinted > longest) {

@@ -27,7 +27,9 @@ import { DemoN8n, pickPort, startDemoN8n } from './n8n-server';
 import { seedDemoTasks } from './seed';
 
 const USAGE = `Usage: npm run demo -- [options]
-  --once             run the ticket sync, print the summary and exit (for CI)
+  --once             run the ticket sync, print the summary and exit (the default when stdin is not a
+                     terminal, as in CI: nobody could press Ctrl-C)
+  --keep-running     leave n8n and the simulator running even when stdin is not a terminal
   --port N           n8n editor port on 127.0.0.1 (default 5678; a free port if taken; 0 = any free port)
   --sim-port N       simulator port on 127.0.0.1 (default 5680; a free port if taken; 0 = any free port)
   --n8n-major 1|2    n8n 2.x (default) or 1.x
@@ -64,7 +66,7 @@ interface Options {
 }
 
 function parseArgs(argv: string[], projectDir: string): Options {
-	const opts: Options = { once: false, port: 5678, simPort: 5680, major: 2, reset: false, hours: 8 };
+	const opts: Options = { once: !process.stdin.isTTY, port: 5678, simPort: 5680, major: 2, reset: false, hours: 8 };
 	const fail = (message: string): never => {
 		process.stderr.write(`${message}\n\n${USAGE}`);
 		process.exit(2);
@@ -85,6 +87,9 @@ function parseArgs(argv: string[], projectDir: string): Options {
 				break;
 			case '--once':
 				opts.once = true;
+				break;
+			case '--keep-running':
+				opts.once = false;
 				break;
 			case '--port':
 				opts.port = int(flag, value(), 0, 65535);

@@ -138,8 +138,9 @@ describe('adaptive rate limit, one token shared by processes that cannot see eac
 		expect(shared.length).toBeGreaterThanOrEqual(3);
 		const perWindow = shared.map((window) => jainIndex(figures.owners.map((owner) => window.accepted[owner] ?? 0)));
 		log(`Jain's index per shared window from the 4th: ${perWindow.map((x) => x.toFixed(2)).join(' ')}`);
-		// One window can be lopsided (a process's jittered pause lands in it); the shares over the windows cannot.
-		for (const index of perWindow) expect(index).toBeGreaterThanOrEqual(0.7);
+		// One window can be lopsided (a process's jittered pause lands in it, or on 2 busy cores a process is not
+		// scheduled for a while: CI saw 0.61 once); the others, and the shares over all the windows, cannot.
+		expect(perWindow.filter((index) => index < 0.7).length).toBeLessThanOrEqual(1);
 		expect(perWindow.reduce((a, b) => a + b, 0) / perWindow.length).toBeGreaterThanOrEqual(0.85);
 		const totals = figures.owners.map((owner) => shared.reduce((sum, window) => sum + (window.accepted[owner] ?? 0), 0));
 		const all = totals.reduce((a, b) => a + b, 0);

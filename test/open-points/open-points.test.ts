@@ -177,7 +177,7 @@ describe('Batch size limit (not shown) and how a too-long batch is refused', () 
 });
 
 describe('Sync Backlog on a server that caps batches without saying so', () => {
-	it('Sync Backlog of 2,000 new tickets costs 1 listing, 2 bulk reads per 1,000 uids, 1 refused batch and ceil(N / 50) batches', async () => {
+	it('Sync Backlog of 2,000 new tickets costs 1 listing, 2 bulk reads (not archived, archived), 1 refused batch and ceil(N / 50) batches', async () => {
 		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });
 		const n = 2000;
 		const items = Array.from({ length: n }, (_, i) => ({ id: String(i), title: `Ticket ${i}` }));
@@ -189,8 +189,43 @@ describe('Sync Backlog on a server that caps batches without saying so', () => {
 		expect(run.error).toBeUndefined();
 		expect(sim.tasks.size).toBe(n);
 		expect(sim.requests.filter((request) => request.status === 429)).toHaveLength(0);
-		expect(sim.requests).toHaveLength(1 + 2 * Math.ceil(n / 1000) + 1 + Math.ceil(n / 50));
+		expect(sim.requests).toHaveLength(1 + 2 + 1 + Math.ceil(n / 50));
 	}, 60_000);
+
+	it('10,000 upserts on a server with an undocumented batch limit of 50 take at most ceil(10,000 / 50) + 3 requests', async () => {
+		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });
+		const n = 10_000;
+		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', inputData: 'autoMap' }, { items: tickets(n) });
+		expect(run.error).toBeUndefined();
+		expect(run.items).toHaveLength(n);
+		expect(sim.tasks.size).toBe(n);
+		expect(sim.tasks.get(uidOf('T-10000'))!.fields).toMatchObject({ title: 'Ticket 10000' });
+		expect(sim.requests.length).toBeLessThanOrEqual(Math.ceil(n / 50) + 3);
+	}, 120_000);
+});
+
+describe('Bulk reads by uid: the request body limit and the operator "in" are not shown', () => {
+	it('a bulk read refused as too large (413) is split and the accepted size is kept for the run', async () => {
+		const existing = sim.seedTasks(3, (i) => ({ uid: uidOf(`T-${i + 1}`), fields: { title: `Old ${i + 1}`, owner_note: 'kept' } }));
+		sim.failNext({ status: 413, body: 'Request Entity Too Large', when: ({ path }) => path.endsWith('/tasks/query') });
+		const run = await runBacklog(sim, upsert, { items: tickets(10) });
+		expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(10);
+		for (const task of existing) expect(sim.tasks.get(task.uid)!.fields).toMatchObject({ owner_note: 'kept' });
+		const reads = sent(sim, 'POST', '/tasks/query');
+		expect(reads[0].status).toBe(413);
+		expect(reads.filter((request) => request.status === 200).length).toBeGreaterThanOrEqual(2);
+	});
+
+	it('a server that ignores the "in" condition fails the write before anything is written, instead of replacing tasks it did not read', async () => {
+		const [other] = sim.seedTasks(1, () => ({ fields: { title: 'Someone else', owner_note: 'kept' } }));
+		sim.failNext({ status: 200, body: { items: [other], meta: { limit: 100 } }, when: ({ path }) => path.endsWith('/tasks/query') });
+		const run = await runBacklog(sim, upsert, { items: tickets(3) });
+		expect(run.error).toBeInstanceOf(NodeOperationError);
+		expect(run.error!.message).toMatch(/did not apply the condition "uid in \[\.\.\.\]"/);
+		expect(writesSent(sim)).toHaveLength(0);
+		expect(sim.tasks.get(other.uid)!.fields).toEqual({ title: 'Someone else', owner_note: 'kept' });
+	});
 });
 
 describe('/tasks/query paging: not documented (facts: no cursor); limit in body or query; its maximum', () => {

@@ -1,13 +1,16 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient, Page } from './client';
 
 /** Page size asked of POST /tasks/query; a server may clamp it silently, which the paging below copes with. */
 export const QUERY_PAGE_SIZE = 100;
 
-/** uids per bulk read: `uid in [...]` bodies stay around 40 KB. */
-export const UIDS_PER_READ = 1000;
+/**
+ * uids per bulk read to start with: a `uid in [...]` body of about 400 KB, so 10,000 writes cost one read (two with
+ * the archived ones). A server that refuses the body as too large (413) gets half as many, kept for the run.
+ */
+export const UIDS_PER_READ = 10_000;
 
 export interface TaskQuery {
 	/** The query body (spec 4.3) without `limit`, which the paging sets. */
@@ -141,6 +144,11 @@ function checkUidOrder(client: BacklogClient, items: IDataObject[], itemIndex?: 
 	}
 }
 
+/** uids per bulk read the server accepted, per client (one run): its body limit is not documented. */
+const acceptedUidsPerRead = new WeakMap<BacklogClient, number>();
+
+const isTooLarge = (error: unknown) => error instanceof NodeApiError && error.httpCode === '413';
+
 /**
  * The current state of the tasks with these uids, archived or not: one `uid in [...]` query per UIDS_PER_READ
  * uids (and one more for the archived ones among those not found). The writes use it to keep custom fields a
@@ -151,16 +159,42 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
 	const unique = [...new Set(uids)];
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
-		for (let start = 0; start < missing.length; start += UIDS_PER_READ) {
-			const chunk = missing.slice(start, start + UIDS_PER_READ);
+		let start = 0;
+		while (start < missing.length) {
+			const size = acceptedUidsPerRead.get(client) ?? UIDS_PER_READ;
+			const chunk = missing.slice(start, start + size);
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
-			// At most one task per uid: once as many came back as were asked for, no page can follow.
-			for (const task of await queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex })) {
-				const uid = String(task.uid).toLowerCase();
-				if (wanted.has(uid)) found.set(uid, task);
+			let tasks: IDataObject[];
+			try {
+				// At most one task per uid: once as many came back as were asked for, no page can follow.
+				tasks = await queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex });
+			} catch (error) {
+				if (!isTooLarge(error) || chunk.length === 1) throw error;
+				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
+				continue;
 			}
+			for (const task of tasks) {
+				const uid = String(task.uid).toLowerCase();
+				// A server that ignored the condition answers with other tasks; taking the uids it did not return for
+				// free ones would let a write replace a task that exists.
+				if (!wanted.has(uid)) throw conditionIgnored(client, uid, itemIndex);
+				found.set(uid, task);
+			}
+			start += chunk.length;
 		}
 	}
 	return found;
+}
+
+function conditionIgnored(client: BacklogClient, uid: string, itemIndex?: number): NodeOperationError {
+	return new NodeOperationError(
+		client.ctx.getNode(),
+		`The service answered a /tasks/query for given uids with task ${uid}, which was not asked for: it did not apply the condition "uid in [...]", so the node cannot tell which tasks exist and writes nothing`,
+		{
+			itemIndex,
+			description:
+				'The spec documents only the operator "==" for /tasks/query; the node reads the tasks it writes with "in" so that no write replaces a task it did not read. Ask the service\'s support whether "in" is supported on your account.',
+		},
+	);
 }

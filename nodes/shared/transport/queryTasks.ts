@@ -165,12 +165,11 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
 			const chunk = missing.slice(start, start + size);
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
-			let tasks: IDataObject[];
-			try {
-				// At most one task per uid: once as many came back as were asked for, no page can follow.
-				tasks = await queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex });
-			} catch (error) {
-				if (!isTooLarge(error) || chunk.length === 1) throw error;
+			// At most one task per uid: once as many came back as were asked for, no page can follow.
+			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex });
+			// A 413 asks for fewer uids; any other failure rejects as it came (returning the rejected read).
+			const tasks = await read.catch((error: unknown) => (isTooLarge(error) && chunk.length > 1 ? undefined : read));
+			if (tasks === undefined) {
 				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
 				continue;
 			}

@@ -217,14 +217,20 @@ describe('Bulk reads by uid: the request body limit and the operator "in" are no
 		expect(reads.filter((request) => request.status === 200).length).toBeGreaterThanOrEqual(2);
 	});
 
-	it('a server that ignores the "in" condition fails the write before anything is written, instead of replacing tasks it did not read', async () => {
+	it.each([
+		['ignores it (answers with a task not asked for)', { status: 200, body: 'unrelated' }],
+		['refuses it (422)', { status: 422, body: { detail: [{ loc: ['body', 'condition', 'operator'], msg: 'unsupported operator' }] } }],
+	] as const)('a server that %s is read one task at a time with GET /tasks/{uid}, and no write replaces a task it did not read', async (_, fault) => {
 		const [other] = sim.seedTasks(1, () => ({ fields: { title: 'Someone else', owner_note: 'kept' } }));
-		sim.failNext({ status: 200, body: { items: [other], meta: { limit: 100 } }, when: ({ path }) => path.endsWith('/tasks/query') });
+		const [existing] = sim.seedTasks(1, () => ({ uid: uidOf('T-2'), fields: { title: 'Old 2', owner_note: 'kept' } }));
+		const body = fault.body === 'unrelated' ? { items: [other], meta: { limit: 100 } } : fault.body;
+		sim.failNext({ status: fault.status, body, when: ({ path }) => path.endsWith('/tasks/query') });
 		const run = await runBacklog(sim, upsert, { items: tickets(3) });
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toMatch(/did not apply the condition "uid in \[\.\.\.\]"/);
-		expect(writesSent(sim)).toHaveLength(0);
+		expect(run.error).toBeUndefined();
+		expect(run.items.map((item) => item.json.uid)).toEqual([uidOf('T-1'), uidOf('T-2'), uidOf('T-3')]);
+		expect(sim.tasks.get(existing.uid)!.fields).toEqual({ title: 'Ticket 2', ticket_id: 'T-2', owner_note: 'kept' });
 		expect(sim.tasks.get(other.uid)!.fields).toEqual({ title: 'Someone else', owner_note: 'kept' });
+		expect(sent(sim, 'GET', /^\/tasks\/[0-9a-f-]+$/)).toHaveLength(3);
 	});
 });
 

@@ -147,16 +147,34 @@ function checkUidOrder(client: BacklogClient, items: IDataObject[], itemIndex?: 
 /** uids per bulk read the server accepted, per client (one run): its body limit is not documented. */
 const acceptedUidsPerRead = new WeakMap<BacklogClient, number>();
 
-const isTooLarge = (error: unknown) => error instanceof NodeApiError && error.httpCode === '413';
+/** Clients whose server cannot read tasks by `uid in [...]` (it refused that query, or ignored the condition). */
+const readsOneByOne = new WeakSet<BacklogClient>();
+
+const hasStatus = (error: unknown, ...statuses: string[]) =>
+	error instanceof NodeApiError && statuses.includes(String(error.httpCode));
 
 /**
- * The current state of the tasks with these uids, archived or not: one `uid in [...]` query per UIDS_PER_READ
- * uids (and one more for the archived ones among those not found). The writes use it to keep custom fields a
- * server would otherwise replace, and Create to refuse a uid that is taken.
+ * The current state of the tasks with these uids, archived or not. The writes use it to keep custom fields a server
+ * would otherwise replace, and Create to refuse a uid that is taken: a uid missing from it is taken to be free, so it
+ * must be complete.
+ *
+ * One `uid in [...]` query per UIDS_PER_READ uids, and one more for the archived ones among those not found. The spec
+ * documents only `==` for /tasks/query: a server that refuses `in` (400, 422) or ignores it (answers with tasks not
+ * asked for) is read one task at a time with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong.
  */
 export async function readTasksByUid(client: BacklogClient, uids: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
-	const found = new Map<string, IDataObject>();
 	const unique = [...new Set(uids)];
+	if (!readsOneByOne.has(client)) {
+		const found = await readByCondition(client, unique, itemIndex);
+		if (found) return found;
+		readsOneByOne.add(client);
+	}
+	return await readOneByOne(client, unique, itemIndex);
+}
+
+/** The tasks by `uid in [...]`; undefined when the server does not take that condition. */
+async function readByCondition(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject> | undefined> {
+	const found = new Map<string, IDataObject>();
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
 		let start = 0;
@@ -167,17 +185,19 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
 			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex });
-			// A 413 asks for fewer uids; any other failure rejects as it came (returning the rejected read).
-			const tasks = await read.catch((error: unknown) => (isTooLarge(error) && chunk.length > 1 ? undefined : read));
-			if (tasks === undefined) {
+			// A 413 asks for fewer uids, a 400 or 422 says the query is not understood; any other failure rejects as it
+			// came (returning the rejected read).
+			const tasks = await read.catch((error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>
+				(hasStatus(error, '413') && chunk.length > 1) || hasStatus(error, '400', '422') ? (error as NodeApiError) : read,
+			);
+			if (tasks instanceof NodeApiError) {
+				if (!hasStatus(tasks, '413')) return undefined;
 				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
 				continue;
 			}
 			for (const task of tasks) {
 				const uid = String(task.uid).toLowerCase();
-				// A server that ignored the condition answers with other tasks; taking the uids it did not return for
-				// free ones would let a write replace a task that exists.
-				if (!wanted.has(uid)) throw conditionIgnored(client, uid, itemIndex);
+				if (!wanted.has(uid)) return undefined;
 				found.set(uid, task);
 			}
 			start += chunk.length;
@@ -186,14 +206,13 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
 	return found;
 }
 
-function conditionIgnored(client: BacklogClient, uid: string, itemIndex?: number): NodeOperationError {
-	return new NodeOperationError(
-		client.ctx.getNode(),
-		`The service answered a /tasks/query for given uids with task ${uid}, which was not asked for: it did not apply the condition "uid in [...]", so the node cannot tell which tasks exist and writes nothing`,
-		{
-			itemIndex,
-			description:
-				'The spec documents only the operator "==" for /tasks/query; the node reads the tasks it writes with "in" so that no write replaces a task it did not read. Ask the service\'s support whether "in" is supported on your account.',
-		},
-	);
+/** The tasks by GET /tasks/{uid} (archived or not), a 404 meaning there is none. */
+async function readOneByOne(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
+	const found = new Map<string, IDataObject>();
+	for (const uid of unique) {
+		const read = client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, itemIndex });
+		const task = await read.catch((error: unknown) => (hasStatus(error, '404') ? undefined : read));
+		if (task && String(task.uid).toLowerCase() === uid) found.set(uid, task);
+	}
+	return found;
 }

@@ -9,12 +9,12 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { describeVersions, disposeAll, ensureN8n, N8nUserFolder, packPackage } from '../e2e/lib/n8n';
-import type { ScaleOutResult } from '../e2e/lib/queue';
-import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../e2e/lib/queue';
-import { ensureRedis, startRedis } from '../e2e/lib/redis';
+import { describeVersions, disposeAll, ensureN8n, N8nUserFolder, packPackage } from '../n8n/n8n';
+import type { ScaleOutResult } from '../n8n/queue';
+import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../n8n/queue';
+import { ensureRedis, startRedis } from '../n8n/redis';
 import { startSimulator } from '../simulator/simulator';
-import * as W from './workflows';
+import * as W from '../n8n/workflows';
 
 export const QUEUE_USAGE = `npm run bench -- --queue [flags]: issue 14's scale-out run in n8n queue mode (Redis, main + workers),
 at the real 60 s window unless told otherwise. Prints a table; writes <out>/queue.json.

@@ -5,8 +5,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import type { N8nInstall, N8nMajor } from '../e2e/lib/n8n';
-import { describeVersions, ensureN8n, packPackage } from '../e2e/lib/n8n';
+import type { N8nInstall, N8nMajor } from '../n8n/n8n';
+import { describeVersions, ensureN8n, packPackage } from '../n8n/n8n';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';
 import type { Panel, Series } from './chart';
@@ -16,8 +16,8 @@ import { MeasuredFolder } from './measured';
 import { queueBench } from './queue';
 import type { CpuProfile, ProfileSummary } from './profile';
 import { summarizeProfile } from './profile';
-import type { HttpContenderOptions, Json, Workflow } from './workflows';
-import * as W from './workflows';
+import type { HttpContenderOptions, Json, Workflow } from '../n8n/workflows';
+import * as W from '../n8n/workflows';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Options
@@ -800,7 +800,7 @@ function reportAgain(options: Options) {
 }
 
 async function main() {
-	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (test/bench/queue.ts)
+	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (tools/bench/queue.ts)
 	if (process.argv.includes('--queue')) return await queueBench(process.argv.slice(2));
 	const options = parseArgs(process.argv.slice(2));
 	if (options.reportFrom.length > 0) return reportAgain(options);

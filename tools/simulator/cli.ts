@@ -3,7 +3,7 @@
 import { PROFILES, READING_NAMES, READING_VALUES, parseReadingAssignment, type Profile, type Readings } from './readings';
 import { startSimulator, type SimulatorOptions, type WebhookTarget } from './simulator';
 
-const USAGE = `Usage: node .build/test/simulator/cli.js [options]
+const USAGE = `Usage: node .build/tools/simulator/cli.js [options]
   --port N               port on 127.0.0.1 (default 0 = free port)
   --token T              accepted bearer token, repeatable (default test-token)
   --rpm N                requests allowed per window per token (default: no limit)
@@ -18,7 +18,7 @@ ${READING_NAMES.map((n) => {
 	const v = READING_VALUES[n];
 	return `                           ${n}: ${v === 'number' ? 'positive integer' : v.join(' | ')}`;
 }).join('\n')}
-                         (test/simulator/README.md explains each and its spec text)
+                         (tools/simulator/README.md explains each and its spec text)
   --error-rate F         fraction of requests answered 500/502/503
   --rate-limit-rate F    fraction of requests answered 429
   --retry-after-rate F   fraction of injected 429/503 that carry Retry-After

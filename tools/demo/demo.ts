@@ -20,7 +20,7 @@ import {
 	N8nMajor,
 	N8nUserFolder,
 	packPackage,
-} from '../e2e/lib/n8n';
+} from '../n8n/n8n';
 import { startSimulator, type Simulator, type Task } from '../simulator/simulator';
 import { DEMO_OWNER, screenshotNode } from '../screenshot/screenshot';
 import { DemoN8n, pickPort, startDemoN8n } from './n8n-server';
@@ -314,7 +314,7 @@ async function main(): Promise<number> {
 	);
 
 	// ---- what will be installed, said up front
-	const manifest = path.join(projectDir, 'test', 'e2e', `n8n-${opts.major}`, 'package.json');
+	const manifest = path.join(projectDir, 'tools', 'n8n', `n8n-${opts.major}`, 'package.json');
 	const n8nVersion = JSON.parse(fs.readFileSync(manifest, 'utf8')).dependencies.n8n as string;
 	// (the harness names its install folders n8n-<version>[-<hash of manifest and lockfile>]; it says so itself when
 	// it installs after all)

@@ -17,7 +17,7 @@ export type N8nMajor = 1 | 2;
 
 export interface N8nInstall {
 	major: N8nMajor;
-	/** n8n version, e.g. '2.41.1' (read from test/e2e/n8n-<major>/package.json) */
+	/** n8n version, e.g. '2.41.1' (read from tools/n8n/n8n-<major>/package.json) */
 	version: string;
 	/** folder holding node_modules/n8n */
 	dir: string;
@@ -442,12 +442,12 @@ function npmEnv(toolchain: Toolchain): Record<string, string> {
 	};
 }
 
-/** Folder of this repository (found from this file, in test/e2e/lib or compiled into .build/test/e2e/lib). */
+/** Folder of this repository (found from this file, in tools/n8n or compiled into .build/tools/n8n). */
 function manifestDir(major: N8nMajor): string {
 	for (let dir = __dirname; ; dir = path.dirname(dir)) {
-		const candidate = path.join(dir, 'test', 'e2e', `n8n-${major}`);
+		const candidate = path.join(dir, 'tools', 'n8n', `n8n-${major}`);
 		if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
-		if (path.dirname(dir) === dir) throw new Error(`test/e2e/n8n-${major}/package.json not found above ${__dirname}`);
+		if (path.dirname(dir) === dir) throw new Error(`tools/n8n/n8n-${major}/package.json not found above ${__dirname}`);
 	}
 }
 

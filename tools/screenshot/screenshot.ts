@@ -1,7 +1,7 @@
 // Screenshot of the Task Backlog node's parameters in the n8n editor, for the README (examples/screenshot-node.png).
 //
 // Run by the demo (`npm run demo -- --once --screenshot`), or by hand against a running demo:
-//   node .build/test/screenshot/screenshot.js --url http://127.0.0.1:5678 [--workflow exTicketSync0001]
+//   node .build/tools/screenshot/screenshot.js --url http://127.0.0.1:5678 [--workflow exTicketSync0001]
 //     [--node 'Sync backlog'] [--out examples/screenshot-node.png] [--email ... --password ...]
 //
 // Gets past n8n's owner set-up with its REST API (POST /rest/owner/setup when no owner exists yet, then
@@ -193,7 +193,7 @@ export async function screenshotNode(opts: ScreenshotOptions): Promise<Screensho
 // ---------------------------------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = `Usage: node .build/test/screenshot/screenshot.js --url <n8n base URL> [options]
+const USAGE = `Usage: node .build/tools/screenshot/screenshot.js --url <n8n base URL> [options]
   --url URL          n8n's base URL (the demo prints it), e.g. http://127.0.0.1:5678
   --workflow ID      workflow to open (default exTicketSync0001, examples/ticket-sync.json)
   --node NAME        node to open (default: the first Task Backlog node)

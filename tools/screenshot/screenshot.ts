@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { request } from 'undici';
 
+import { fail, readArgs, type FlagKind } from '../cli/args';
 import { launchChromium } from './cdp';
 
 export interface Owner {
@@ -202,21 +203,15 @@ const USAGE = `Usage: node .build/tools/screenshot/screenshot.js --url <n8n base
   --width N --height N     viewport (default 1280 x 960)
 `;
 
+const FLAGS: Record<string, FlagKind> = Object.fromEntries(
+	['--url', '--workflow', '--node', '--out', '--email', '--password', '--width', '--height'].map((flag) => [flag, 'value' as const]),
+);
+
 async function main(argv: string[]): Promise<void> {
 	const args = new Map<string, string>();
-	for (let i = 0; i < argv.length; i++) {
-		const arg = argv[i];
-		if (arg === '--help' || arg === '-h') {
-			process.stdout.write(USAGE);
-			return;
-		}
-		const [flag, inline] = arg.includes('=') ? arg.split(/=(.*)/s) : [arg, undefined];
-		const value = inline ?? argv[++i];
-		if (!flag.startsWith('--') || value === undefined) throw new Error(`bad argument ${arg}\n${USAGE}`);
-		args.set(flag.slice(2), value);
-	}
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => args.set(arg.flag.slice(2), arg.text()));
 	const baseUrl = args.get('url');
-	if (!baseUrl) throw new Error(`--url is required\n${USAGE}`);
+	if (!baseUrl) fail('--url is required', USAGE);
 	const projectDir = path.resolve(__dirname, '..', '..', '..');
 	const result = await screenshotNode({
 		baseUrl: baseUrl.replace(/\/+$/, ''),

@@ -4,7 +4,7 @@ import n8nNodesBase from 'eslint-plugin-n8n-nodes-base';
 import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
 
 export default [
-	{ ignores: ['dist/**', '.build/**', 'node_modules/**', 'test/**', 'examples/**', 'scripts/**', 'gulpfile.js'] },
+	{ ignores: ['dist/**', '.build/**', 'node_modules/**', 'test/**', 'tools/**', 'examples/**', 'scripts/**', 'gulpfile.js'] },
 	{
 		files: ['**/*.ts', 'package.json'],
 		languageOptions: { parser: tsParser, parserOptions: { sourceType: 'module', extraFileExtensions: ['.json'] } },

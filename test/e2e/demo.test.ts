@@ -7,7 +7,7 @@ import * as os from 'os';
 import * as path from 'path';
 
 const projectDir = path.resolve(__dirname, '..', '..');
-const demoJs = path.join(projectDir, '.build', 'test', 'demo', 'demo.js');
+const demoJs = path.join(projectDir, '.build', 'tools', 'demo', 'demo.js');
 // generous: the first run on a machine installs n8n (several minutes); with n8n cached the demo takes ~30 s
 const DEMO_TIMEOUT_MS = 25 * 60_000;
 

@@ -4,7 +4,7 @@
 // local scripted stand-in for the OpenAI API (lib/fakeOpenAi.ts), which proves the Task Backlog tool variant,
 // its $fromAI parameters and the ai_tool wiring in n8n; no real language model runs (no network here). The webhook
 // examples (create-and-forget, two-way-sync) run in triggers.test.ts, which serves them from `n8n start`.
-import type { N8nMajor } from './lib/n8n';
+import type { N8nMajor } from '../../tools/n8n/n8n';
 import type { ChatRequest } from './lib/fakeOpenAi';
 import { startFakeOpenAi } from './lib/fakeOpenAi';
 import type { Stage } from './lib/backlog';

@@ -7,14 +7,14 @@ import * as path from 'path';
 import { request } from 'undici';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
-import type { MeasuredRun } from '../bench/measured';
-import { MeasuredFolder } from '../bench/measured';
-import type { Json, Workflow, WorkflowNode } from '../bench/workflows';
-import * as W from '../bench/workflows';
-import type { LoggedRequest, Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
-import type { N8nInstall, N8nMajor, N8nServer } from './lib/n8n';
-import { describeVersions, ensureN8n, packPackage } from './lib/n8n';
+import type { MeasuredRun } from '../../tools/bench/measured';
+import { MeasuredFolder } from '../../tools/bench/measured';
+import type { Json, Workflow, WorkflowNode } from '../../tools/n8n/workflows';
+import * as W from '../../tools/n8n/workflows';
+import type { LoggedRequest, Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
+import type { N8nInstall, N8nMajor, N8nServer } from '../../tools/n8n/n8n';
+import { describeVersions, ensureN8n, packPackage } from '../../tools/n8n/n8n';
 
 const log = (line: string) => process.stderr.write(`[faults-e2e] ${line}\n`);
 const projectDir = path.resolve(__dirname, '..', '..');

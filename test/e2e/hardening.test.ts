@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import { networkInterfaces } from 'os';
 
-import type { N8nMajor, N8nServer } from './lib/n8n';
+import type { N8nMajor, N8nServer } from '../../tools/n8n/n8n';
 import type { Stage } from './lib/backlog';
 import {
 	backlogNode,

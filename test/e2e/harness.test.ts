@@ -11,7 +11,7 @@ import {
 	N8nMajor,
 	N8nUserFolder,
 	packPackage,
-} from './lib/n8n';
+} from '../../tools/n8n/n8n';
 import { log, printTimings, timed } from './lib/backlog';
 
 const projectDir = path.resolve(__dirname, '..', '..');

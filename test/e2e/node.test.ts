@@ -1,8 +1,8 @@
 // The Task Backlog node in a real n8n (both majors), installed from its npm tarball, against the simulator of the
 // service running in this jest process. Each workflow is run with `n8n execute` and the simulator's state is checked
 // afterwards. Independent checks share one execution where that stays readable (one execute costs seconds).
-import type { N8nMajor } from './lib/n8n';
-import type { ExecuteResult } from './lib/n8n';
+import type { N8nMajor } from '../../tools/n8n/n8n';
+import type { ExecuteResult } from '../../tools/n8n/n8n';
 import type { Stage } from './lib/backlog';
 import {
 	backlogNode,
@@ -18,7 +18,7 @@ import {
 	runError,
 	setUpStage,
 } from './lib/backlog';
-import { countRequests, readingsFor } from '../simulator/simulator';
+import { countRequests, readingsFor } from '../../tools/simulator/simulator';
 
 const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 const CREATED_UID = '7a0f8a52-3c1e-4f5b-9e2d-0c6b1a2f3e41';

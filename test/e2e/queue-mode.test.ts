@@ -17,14 +17,14 @@
  */
 import * as path from 'path';
 
-import * as W from '../bench/workflows';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
-import { describeVersions, ensureN8n, N8nUserFolder, packPackage } from './lib/n8n';
-import type { QueueCluster, ScaleOutResult } from './lib/queue';
-import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from './lib/queue';
-import type { RedisServer } from './lib/redis';
-import { ensureRedis, startRedis } from './lib/redis';
+import * as W from '../../tools/n8n/workflows';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
+import { describeVersions, ensureN8n, N8nUserFolder, packPackage } from '../../tools/n8n/n8n';
+import type { QueueCluster, ScaleOutResult } from '../../tools/n8n/queue';
+import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../../tools/n8n/queue';
+import type { RedisServer } from '../../tools/n8n/redis';
+import { ensureRedis, startRedis } from '../../tools/n8n/redis';
 
 const log = (line: string) => process.stderr.write(`[queue-e2e] ${line}\n`);
 const projectDir = path.resolve(__dirname, '..', '..');

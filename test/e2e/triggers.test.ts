@@ -9,7 +9,7 @@
 //    and the node types n8n serves include our nodes and the AI tool variant of Task Backlog.
 import { createHmac } from 'crypto';
 
-import type { N8nMajor, N8nServer } from './lib/n8n';
+import type { N8nMajor, N8nServer } from '../../tools/n8n/n8n';
 import type { Stage } from './lib/backlog';
 import {
 	backlogNode,

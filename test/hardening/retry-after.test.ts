@@ -6,8 +6,8 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/client';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 import { json, startServer } from './servers';
 
 let sim: Simulator;

@@ -14,8 +14,8 @@ import { isSecureEnough } from '../../nodes/shared/transport/client';
 import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/version';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
 import { runNode, testCredential } from '../helpers/run-node';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 import { json, startServer, type LocalServer } from './servers';
 
 const UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';

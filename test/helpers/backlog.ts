@@ -2,8 +2,8 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
-import type { Readings, Simulator } from '../simulator/simulator';
-import { readingsFor } from '../simulator/simulator';
+import type { Readings, Simulator } from '../../tools/simulator/simulator';
+import { readingsFor } from '../../tools/simulator/simulator';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';

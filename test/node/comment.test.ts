@@ -1,6 +1,6 @@
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 

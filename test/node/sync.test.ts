@@ -1,7 +1,7 @@
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
 import { runBacklog, sent, TOKEN } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 

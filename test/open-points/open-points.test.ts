@@ -5,8 +5,8 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
 import { byId, readingsOf, runBacklog, sent, TOKEN, writesSent } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 

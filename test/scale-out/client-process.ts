@@ -8,7 +8,7 @@
 import { createInterface } from 'readline';
 
 import { byId, runBacklog } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
 
 export interface ClientJob {
 	url: string;

@@ -13,11 +13,11 @@ import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 
-import type { LoggedRequest, Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { LoggedRequest, Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 import type { ClientJob, ClientResult } from './client-process';
-import type { RateFigures } from './windows';
-import { describeWindows, jainIndex, rateFigures } from './windows';
+import type { RateFigures } from '../../tools/simulator/windows';
+import { describeWindows, jainIndex, rateFigures } from '../../tools/simulator/windows';
 
 const projectDir = path.resolve(__dirname, '..', '..');
 const CHILD = path.join(projectDir, '.build', 'test', 'scale-out', 'client-process.js');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 
-import { countRequests, startSimulator, type Simulator, type SimulatorOptions, type Task } from './simulator';
+import { countRequests, startSimulator, type Simulator, type SimulatorOptions, type Task } from '../../tools/simulator/simulator';
 
 interface Reply {
 	status: number;

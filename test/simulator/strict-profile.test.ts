@@ -12,8 +12,8 @@ import {
 	type Simulator,
 	type SimulatorOptions,
 	type Task,
-} from './simulator';
-import { parseReadingAssignment } from './readings';
+} from '../../tools/simulator/simulator';
+import { parseReadingAssignment } from '../../tools/simulator/readings';
 
 interface Reply {
 	status: number;

@@ -9,8 +9,8 @@ import { request } from 'undici';
 
 import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 
 /** n requests through the limiter, answered with `status`. */
 async function send(limiter: RateLimiter, n: number, status = 200) {

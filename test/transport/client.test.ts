@@ -5,8 +5,8 @@ import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/shared/transport/version';
 import { TOKEN, byId, runBacklog, sent, writesSent } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
-import type { Simulator } from '../simulator/simulator';
-import { startSimulator } from '../simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 let uid: string;

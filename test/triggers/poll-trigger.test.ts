@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
-import { startSimulator, type Simulator, type SimulatorOptions, type Task } from '../simulator/simulator';
+import { startSimulator, type Simulator, type SimulatorOptions, type Task } from '../../tools/simulator/simulator';
 import { activePoller, type Poller } from './harness';
 
 const TOKEN = 'test-token';

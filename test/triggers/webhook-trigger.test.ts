@@ -5,7 +5,7 @@ import { Container } from '@n8n/di';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
-import { startSimulator, type Simulator } from '../simulator/simulator';
+import { startSimulator, type Simulator } from '../../tools/simulator/simulator';
 import { hookContext, startWebhookReceiver, type WebhookReceiver } from './harness';
 
 const SECRET = 'whsec-test-1b7d';

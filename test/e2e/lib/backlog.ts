@@ -7,10 +7,10 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { spawnSync } from 'child_process';
 
-import type { Simulator, SimulatorOptions } from '../../simulator/simulator';
-import { startSimulator } from '../../simulator/simulator';
-import type { ExecuteResult, N8nInstall, N8nMajor } from './n8n';
-import { describeVersions, ensureN8n, N8nUserFolder, packPackage } from './n8n';
+import type { Simulator, SimulatorOptions } from '../../../tools/simulator/simulator';
+import { startSimulator } from '../../../tools/simulator/simulator';
+import type { ExecuteResult, N8nInstall, N8nMajor } from '../../../tools/n8n/n8n';
+import { describeVersions, ensureN8n, N8nUserFolder, packPackage } from '../../../tools/n8n/n8n';
 
 export const projectDir = path.resolve(__dirname, '..', '..', '..');
 export const CREDENTIAL_ID = 'taskBacklogCredential';

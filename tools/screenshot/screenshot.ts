@@ -1,7 +1,7 @@
 // Screenshot of the Task Backlog node's parameters in the n8n editor, for the README (examples/screenshot-node.png).
 //
 // Run by the demo (`npm run demo -- --once --screenshot`), or by hand against a running demo:
-//   node .build/test/screenshot/screenshot.js --url http://127.0.0.1:5678 [--workflow exTicketSync0001]
+//   node .build/tools/screenshot/screenshot.js --url http://127.0.0.1:5678 [--workflow exTicketSync0001]
 //     [--node 'Sync backlog'] [--out examples/screenshot-node.png] [--email ... --password ...]
 //
 // Gets past n8n's owner set-up with its REST API (POST /rest/owner/setup when no owner exists yet, then
@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { request } from 'undici';
 
+import { fail, readArgs, type FlagKind } from '../cli/args';
 import { launchChromium } from './cdp';
 
 export interface Owner {
@@ -193,7 +194,7 @@ export async function screenshotNode(opts: ScreenshotOptions): Promise<Screensho
 // ---------------------------------------------------------------------------------------------------------------------
 // Command line
 
-const USAGE = `Usage: node .build/test/screenshot/screenshot.js --url <n8n base URL> [options]
+const USAGE = `Usage: node .build/tools/screenshot/screenshot.js --url <n8n base URL> [options]
   --url URL          n8n's base URL (the demo prints it), e.g. http://127.0.0.1:5678
   --workflow ID      workflow to open (default exTicketSync0001, examples/ticket-sync.json)
   --node NAME        node to open (default: the first Task Backlog node)
@@ -202,21 +203,15 @@ const USAGE = `Usage: node .build/test/screenshot/screenshot.js --url <n8n base 
   --width N --height N     viewport (default 1280 x 960)
 `;
 
+const FLAGS: Record<string, FlagKind> = Object.fromEntries(
+	['--url', '--workflow', '--node', '--out', '--email', '--password', '--width', '--height'].map((flag) => [flag, 'value' as const]),
+);
+
 async function main(argv: string[]): Promise<void> {
 	const args = new Map<string, string>();
-	for (let i = 0; i < argv.length; i++) {
-		const arg = argv[i];
-		if (arg === '--help' || arg === '-h') {
-			process.stdout.write(USAGE);
-			return;
-		}
-		const [flag, inline] = arg.includes('=') ? arg.split(/=(.*)/s) : [arg, undefined];
-		const value = inline ?? argv[++i];
-		if (!flag.startsWith('--') || value === undefined) throw new Error(`bad argument ${arg}\n${USAGE}`);
-		args.set(flag.slice(2), value);
-	}
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => args.set(arg.flag.slice(2), arg.text()));
 	const baseUrl = args.get('url');
-	if (!baseUrl) throw new Error(`--url is required\n${USAGE}`);
+	if (!baseUrl) fail('--url is required', USAGE);
 	const projectDir = path.resolve(__dirname, '..', '..', '..');
 	const result = await screenshotNode({
 		baseUrl: baseUrl.replace(/\/+$/, ''),

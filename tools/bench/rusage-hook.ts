@@ -1,5 +1,5 @@
 // Loaded into every n8n process of a benchmark user folder with NODE_OPTIONS=--require <this file> (compiled to
-// .build/test/bench/rusage-hook.js). When the process exits it writes its own resource usage (CPU time, peak RSS =
+// .build/tools/bench/rusage-hook.js). When the process exits it writes its own resource usage (CPU time, peak RSS =
 // VmHWM) to $TASK_BACKLOG_RUSAGE_DIR/<pid>.json, so the benchmark can read what the `n8n execute` process used
 // without sampling /proc. No dependencies, nothing else changes in the process.
 import * as fs from 'fs';

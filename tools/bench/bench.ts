@@ -5,8 +5,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import type { N8nInstall, N8nMajor } from '../e2e/lib/n8n';
-import { describeVersions, ensureN8n, packPackage } from '../e2e/lib/n8n';
+import { fail, readArgs, type FlagKind } from '../cli/args';
+import type { N8nInstall, N8nMajor } from '../n8n/n8n';
+import { describeVersions, ensureN8n, packPackage } from '../n8n/n8n';
 import type { Simulator } from '../simulator/simulator';
 import { startSimulator } from '../simulator/simulator';
 import type { Panel, Series } from './chart';
@@ -16,8 +17,8 @@ import { MeasuredFolder } from './measured';
 import { queueBench } from './queue';
 import type { CpuProfile, ProfileSummary } from './profile';
 import { summarizeProfile } from './profile';
-import type { HttpContenderOptions, Json, Workflow } from './workflows';
-import * as W from './workflows';
+import type { HttpContenderOptions, Json, Workflow } from '../n8n/workflows';
+import * as W from '../n8n/workflows';
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Options
@@ -64,6 +65,21 @@ interface Options {
 	reportFrom: string[];
 }
 
+const FLAGS: Record<string, FlagKind> = {
+	'--majors': 'value',
+	'--sizes': 'value',
+	'--capped-sizes': 'value',
+	'--window-ms': 'value',
+	'--http-max': 'value',
+	'--only': 'value',
+	'--parts': 'value',
+	'--real-minute': 'switch',
+	'--no-real-minute': 'switch',
+	'--cpu-prof': 'switch',
+	'--out': 'value',
+	'--report': 'value',
+};
+
 function parseArgs(argv: string[]): Options {
 	const options: Options = {
 		majors: [2],
@@ -78,35 +94,50 @@ function parseArgs(argv: string[]): Options {
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 		reportFrom: [],
 	};
-	const numbers = (text: string) => (text.trim() === '' ? [] : text.split(',').map(Number));
-	for (let i = 0; i < argv.length; i++) {
-		const flag = argv[i];
-		const value = () => {
-			const next = argv[++i];
-			if (next === undefined) throw new Error(`${flag} needs a value`);
-			return next;
-		};
-		if (flag === '--majors') options.majors = value().split(',').map((m) => Number(m) as N8nMajor);
-		else if (flag === '--sizes') options.sizes = numbers(value());
-		else if (flag === '--capped-sizes') options.cappedSizes = numbers(value());
-		else if (flag === '--window-ms') options.windowMs = Number(value());
-		else if (flag === '--http-max') options.httpMax = Number(value());
-		else if (flag === '--only') options.only = value().split(',').map((c) => c.trim() as ContenderKey).filter(Boolean);
-		else if (flag === '--parts') options.parts = value().split(',').map((p) => p.trim() as Part).filter(Boolean);
-		else if (flag === '--real-minute') options.realMinute = true;
-		else if (flag === '--no-real-minute') options.realMinute = false; // the default; kept for older command lines
-		else if (flag === '--cpu-prof') options.cpuProf = true;
-		else if (flag === '--out') options.out = path.resolve(value());
-		else if (flag === '--report') options.reportFrom = value().split(',').map((file) => path.resolve(file));
-		else if (flag === '--help' || flag === '-h') {
-			process.stdout.write(USAGE);
-			process.exit(0);
-		} else throw new Error(`unknown flag ${flag} (see --help)`);
-	}
-	if (options.majors.some((m) => m !== 1 && m !== 2)) throw new Error('--majors takes 1 and/or 2');
-	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes and --capped-sizes take whole numbers');
-	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c))) throw new Error('--only takes auto, define and/or http');
-	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p))) throw new Error('--parts takes sync, capped, returnAll and/or overhead');
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => {
+		switch (arg.flag) {
+			case '--majors':
+				options.majors = arg.list().map((m) => Number(m) as N8nMajor);
+				break;
+			case '--sizes':
+				options.sizes = arg.numbers();
+				break;
+			case '--capped-sizes':
+				options.cappedSizes = arg.numbers();
+				break;
+			case '--window-ms':
+				options.windowMs = arg.number();
+				break;
+			case '--http-max':
+				options.httpMax = arg.number();
+				break;
+			case '--only':
+				options.only = arg.list() as ContenderKey[];
+				break;
+			case '--parts':
+				options.parts = arg.list() as Part[];
+				break;
+			case '--real-minute':
+				options.realMinute = true;
+				break;
+			case '--no-real-minute': // the default; kept for older command lines
+				options.realMinute = false;
+				break;
+			case '--cpu-prof':
+				options.cpuProf = true;
+				break;
+			case '--out':
+				options.out = path.resolve(arg.text());
+				break;
+			case '--report':
+				options.reportFrom = arg.list().map((file) => path.resolve(file));
+				break;
+		}
+	});
+	if (options.majors.some((m) => m !== 1 && m !== 2)) fail('--majors takes 1 and/or 2', USAGE);
+	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1)) fail('--sizes and --capped-sizes take whole numbers', USAGE);
+	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c))) fail('--only takes auto, define and/or http', USAGE);
+	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p))) fail('--parts takes sync, capped, returnAll and/or overhead', USAGE);
 	return options;
 }
 
@@ -800,7 +831,7 @@ function reportAgain(options: Options) {
 }
 
 async function main() {
-	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (test/bench/queue.ts)
+	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (tools/bench/queue.ts)
 	if (process.argv.includes('--queue')) return await queueBench(process.argv.slice(2));
 	const options = parseArgs(process.argv.slice(2));
 	if (options.reportFrom.length > 0) return reportAgain(options);

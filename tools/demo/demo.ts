@@ -20,7 +20,8 @@ import {
 	N8nMajor,
 	N8nUserFolder,
 	packPackage,
-} from '../e2e/lib/n8n';
+} from '../n8n/n8n';
+import { readArgs, type FlagKind } from '../cli/args';
 import { startSimulator, type Simulator, type Task } from '../simulator/simulator';
 import { DEMO_OWNER, screenshotNode } from '../screenshot/screenshot';
 import { DemoN8n, pickPort, startDemoN8n } from './n8n-server';
@@ -65,26 +66,22 @@ interface Options {
 	hours: number;
 }
 
+const FLAGS: Record<string, FlagKind> = {
+	'--once': 'switch',
+	'--keep-running': 'switch',
+	'--port': 'value',
+	'--sim-port': 'value',
+	'--n8n-major': 'value',
+	'--reset': 'switch',
+	'--state': 'value',
+	'--screenshot': 'optional',
+	'--hours': 'value',
+};
+
 function parseArgs(argv: string[], projectDir: string): Options {
 	const opts: Options = { once: !process.stdin.isTTY, port: 5678, simPort: 5680, major: 2, reset: false, hours: 8 };
-	const fail = (message: string): never => {
-		process.stderr.write(`${message}\n\n${USAGE}`);
-		process.exit(2);
-	};
-	const int = (flag: string, value: string | undefined, min: number, max: number): number => {
-		const n = Number(value);
-		if (value === undefined || !Number.isInteger(n) || n < min || n > max) fail(`${flag} needs a whole number ${min}-${max}`);
-		return n;
-	};
-	for (let i = 0; i < argv.length; i++) {
-		const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s) : [argv[i], undefined];
-		const value = () => inline ?? argv[++i];
-		switch (flag) {
-			case '--help':
-			case '-h':
-				process.stdout.write(USAGE);
-				process.exit(0);
-				break;
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => {
+		switch (arg.flag) {
 			case '--once':
 				opts.once = true;
 				break;
@@ -92,38 +89,28 @@ function parseArgs(argv: string[], projectDir: string): Options {
 				opts.once = false;
 				break;
 			case '--port':
-				opts.port = int(flag, value(), 0, 65535);
+				opts.port = arg.int(0, 65535);
 				break;
 			case '--sim-port':
-				opts.simPort = int(flag, value(), 0, 65535);
+				opts.simPort = arg.int(0, 65535);
 				break;
-			case '--n8n-major': {
-				const major = value();
-				if (major !== '1' && major !== '2') fail('--n8n-major is 1 or 2');
-				opts.major = Number(major) as N8nMajor;
+			case '--n8n-major':
+				opts.major = Number(arg.oneOf(['1', '2'])) as N8nMajor;
 				break;
-			}
 			case '--reset':
 				opts.reset = true;
 				break;
-			case '--state': {
-				const file = value();
-				if (!file) fail('--state needs a file');
-				opts.stateFile = path.resolve(file);
+			case '--state':
+				opts.stateFile = path.resolve(arg.nonEmpty('a file'));
 				break;
-			}
-			case '--screenshot': {
-				const next = inline ?? (argv[i + 1] && !argv[i + 1].startsWith('--') ? argv[++i] : undefined);
-				opts.screenshot = path.resolve(next ?? path.join(projectDir, 'examples', 'screenshot-node.png'));
+			case '--screenshot':
+				opts.screenshot = path.resolve(arg.raw ?? path.join(projectDir, 'examples', 'screenshot-node.png'));
 				break;
-			}
 			case '--hours':
-				opts.hours = int(flag, value(), 1, 24 * 7);
+				opts.hours = arg.int(1, 24 * 7);
 				break;
-			default:
-				fail(`Unknown argument: ${argv[i]}`);
 		}
-	}
+	});
 	return opts;
 }
 
@@ -314,7 +301,7 @@ async function main(): Promise<number> {
 	);
 
 	// ---- what will be installed, said up front
-	const manifest = path.join(projectDir, 'test', 'e2e', `n8n-${opts.major}`, 'package.json');
+	const manifest = path.join(projectDir, 'tools', 'n8n', `n8n-${opts.major}`, 'package.json');
 	const n8nVersion = JSON.parse(fs.readFileSync(manifest, 'utf8')).dependencies.n8n as string;
 	// (the harness names its install folders n8n-<version>[-<hash of manifest and lockfile>]; it says so itself when
 	// it installs after all)

@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as net from 'net';
 import { request } from 'undici';
 
-import { freePort, killGroup, N8nUserFolder } from '../e2e/lib/n8n';
+import { freePort, killGroup, N8nUserFolder } from '../n8n/n8n';
 
 export interface DemoN8n {
 	baseUrl: string;

@@ -8,7 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { WebSocket } from 'undici';
 
-import { killGroup } from '../e2e/lib/n8n';
+import { killGroup } from '../n8n/n8n';
 
 type Params = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-// A benchmark's n8n user folder: the harness's N8nUserFolder (test/e2e/lib/n8n.ts) plus, per `n8n execute`, the
+// A benchmark's n8n user folder: the harness's N8nUserFolder (tools/n8n/n8n.ts) plus, per `n8n execute`, the
 // process's own CPU time and peak RSS (written at exit by rusage-hook, loaded with NODE_OPTIONS=--require) and the
 // wall time of the command.
 import { spawn } from 'child_process';
@@ -7,8 +7,8 @@ import * as fsp from 'fs/promises';
 import * as os from 'os';
 import * as path from 'path';
 
-import type { Log, N8nInstall } from '../e2e/lib/n8n';
-import { freePort, N8nUserFolder } from '../e2e/lib/n8n';
+import type { Log, N8nInstall } from '../n8n/n8n';
+import { freePort, N8nUserFolder } from '../n8n/n8n';
 
 export interface ProcessUsage {
 	userCpuMs: number;

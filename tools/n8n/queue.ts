@@ -8,12 +8,12 @@
 import { randomBytes } from 'crypto';
 import { Agent, request } from 'undici';
 
-import type { Json, Workflow } from '../../bench/workflows';
-import * as W from '../../bench/workflows';
-import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../nodes/shared/transport/uuid';
-import type { LoggedRequest, Simulator } from '../../simulator/simulator';
-import type { RateFigures } from '../../scale-out/windows';
-import { describeWindows, rateFigures } from '../../scale-out/windows';
+import type { Json, Workflow } from './workflows';
+import * as W from './workflows';
+import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../nodes/shared/transport/uuid';
+import type { LoggedRequest, Simulator } from '../simulator/simulator';
+import type { RateFigures } from '../simulator/windows';
+import { describeWindows, rateFigures } from '../simulator/windows';
 import type { Log, N8nServer, N8nUserFolder } from './n8n';
 import type { RedisServer } from './redis';
 

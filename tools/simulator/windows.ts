@@ -1,7 +1,7 @@
 // Figures of a run against one rate-limited token, read from the simulator's request log: the share of 429s, the
 // time from the first to the last request against the one-token floor, and what each client (process, worker) got
 // accepted in each of the server's windows. Shared by the adaptive-limiter test, the queue-mode e2e test and the bench.
-import type { LoggedRequest } from '../simulator/simulator';
+import type { LoggedRequest } from './simulator';
 
 export interface WindowCount {
 	/** ms since the first request */

@@ -9,12 +9,13 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
-import { describeVersions, disposeAll, ensureN8n, N8nUserFolder, packPackage } from '../e2e/lib/n8n';
-import type { ScaleOutResult } from '../e2e/lib/queue';
-import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../e2e/lib/queue';
-import { ensureRedis, startRedis } from '../e2e/lib/redis';
+import { fail, readArgs, type FlagKind } from '../cli/args';
+import { describeVersions, disposeAll, ensureN8n, N8nUserFolder, packPackage } from '../n8n/n8n';
+import type { ScaleOutResult } from '../n8n/queue';
+import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../n8n/queue';
+import { ensureRedis, startRedis } from '../n8n/redis';
 import { startSimulator } from '../simulator/simulator';
-import * as W from './workflows';
+import * as W from '../n8n/workflows';
 
 export const QUEUE_USAGE = `npm run bench -- --queue [flags]: issue 14's scale-out run in n8n queue mode (Redis, main + workers),
 at the real 60 s window unless told otherwise. Prints a table; writes <out>/queue.json.
@@ -43,6 +44,17 @@ interface QueueOptions {
 	out: string;
 }
 
+const QUEUE_FLAGS: Record<string, FlagKind> = {
+	'--queue': 'switch',
+	'--queue-workers': 'value',
+	'--queue-sizes': 'value',
+	'--queue-executions': 'value',
+	'--queue-concurrency': 'value',
+	'--window-ms': 'value',
+	'--retry-delay-ms': 'value',
+	'--out': 'value',
+};
+
 function parseQueueArgs(argv: string[]): QueueOptions {
 	const options: QueueOptions = {
 		workers: [1, 4],
@@ -51,29 +63,33 @@ function parseQueueArgs(argv: string[]): QueueOptions {
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 	};
-	const list = (text: string) => text.split(',').map((part) => Number(part.trim()));
-	for (let i = 0; i < argv.length; i++) {
-		const flag = argv[i];
-		const value = () => {
-			const next = argv[++i];
-			if (next === undefined) throw new Error(`${flag} needs a value`);
-			return next;
-		};
-		if (flag === '--queue') continue;
-		else if (flag === '--queue-workers') options.workers = list(value());
-		else if (flag === '--queue-sizes') options.sizes = list(value());
-		else if (flag === '--queue-executions') options.executions = Number(value());
-		else if (flag === '--queue-concurrency') options.concurrency = Number(value());
-		else if (flag === '--window-ms') options.windowMs = Number(value());
-		else if (flag === '--retry-delay-ms') options.retryDelayMs = Number(value());
-		else if (flag === '--out') options.out = path.resolve(value());
-		else if (flag === '--help' || flag === '-h') {
-			process.stdout.write(QUEUE_USAGE);
-			process.exit(0);
-		} else throw new Error(`unknown flag ${flag} with --queue (see --queue --help)`);
-	}
+	readArgs(argv, { usage: QUEUE_USAGE, flags: QUEUE_FLAGS }, (arg) => {
+		switch (arg.flag) {
+			case '--queue-workers':
+				options.workers = arg.numbers();
+				break;
+			case '--queue-sizes':
+				options.sizes = arg.numbers();
+				break;
+			case '--queue-executions':
+				options.executions = arg.number();
+				break;
+			case '--queue-concurrency':
+				options.concurrency = arg.number();
+				break;
+			case '--window-ms':
+				options.windowMs = arg.number();
+				break;
+			case '--retry-delay-ms':
+				options.retryDelayMs = arg.number();
+				break;
+			case '--out':
+				options.out = path.resolve(arg.text());
+				break;
+		}
+	});
 	const whole = [...options.workers, ...options.sizes, options.executions];
-	if (whole.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--queue-workers, --queue-sizes and --queue-executions take whole numbers ≥ 1');
+	if (whole.some((n) => !Number.isInteger(n) || n < 1)) fail('--queue-workers, --queue-sizes and --queue-executions take whole numbers ≥ 1', QUEUE_USAGE);
 	return options;
 }
 

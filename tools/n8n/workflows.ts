@@ -1,5 +1,6 @@
 // Workflow and credential JSON for running the Task Backlog node (and, for comparison, n8n's HTTP Request node) in a
-// real n8n, plus readers for what `n8n execute --rawOutput` prints. Shared by the benchmark and test/e2e/faults.test.ts.
+// real n8n, plus readers for what `n8n execute --rawOutput` prints. Shared by the harness's queue mode, the benchmark
+// and the e2e tests.
 // Node type versions used here exist in both n8n 1.123 and 2.41.
 import { randomUUID } from 'crypto';
 

@@ -1,9 +1,10 @@
 // Runs the simulator as a standalone process: `npm run simulator -- --port 8080 --rpm 60`.
 // Prints the base URL on stdout (first line, alone, so scripts can read it) and stops on SIGINT/SIGTERM.
+import { Arg, ArgsError, readArgs, type FlagKind } from '../cli/args';
 import { PROFILES, READING_NAMES, READING_VALUES, parseReadingAssignment, type Profile, type Readings } from './readings';
 import { startSimulator, type SimulatorOptions, type WebhookTarget } from './simulator';
 
-const USAGE = `Usage: node .build/test/simulator/cli.js [options]
+const USAGE = `Usage: node .build/tools/simulator/cli.js [options]
   --port N               port on 127.0.0.1 (default 0 = free port)
   --token T              accepted bearer token, repeatable (default test-token)
   --rpm N                requests allowed per window per token (default: no limit)
@@ -18,7 +19,7 @@ ${READING_NAMES.map((n) => {
 	const v = READING_VALUES[n];
 	return `                           ${n}: ${v === 'number' ? 'positive integer' : v.join(' | ')}`;
 }).join('\n')}
-                         (test/simulator/README.md explains each and its spec text)
+                         (tools/simulator/README.md explains each and its spec text)
   --error-rate F         fraction of requests answered 500/502/503
   --rate-limit-rate F    fraction of requests answered 429
   --retry-after-rate F   fraction of injected 429/503 that carry Retry-After
@@ -34,16 +35,30 @@ ${READING_NAMES.map((n) => {
   --seed-tasks N         insert N tasks at start
 `;
 
-function fail(msg: string): never {
-	process.stderr.write(`${msg}\n\n${USAGE}`);
-	process.exit(2);
-}
-
-function num(flag: string, v: string | undefined): number {
-	const n = Number(v);
-	if (v === undefined || v === '' || Number.isNaN(n)) fail(`${flag} needs a number`);
-	return n;
-}
+const FLAGS: Record<string, FlagKind> = {
+	'--port': 'value',
+	'--token': 'value',
+	'--rpm': 'value',
+	'--window-ms': 'value',
+	'--retry-after-on-limit': 'switch',
+	'--max-page-size': 'value',
+	'--max-batch-size': 'value',
+	'--profile': 'value',
+	'--reading': 'value',
+	'--error-rate': 'value',
+	'--rate-limit-rate': 'value',
+	'--retry-after-rate': 'value',
+	'--retry-after': 'value',
+	'--reset-rate': 'value',
+	'--reset-after-effect-rate': 'value',
+	'--latency': 'value',
+	'--seed': 'value',
+	'--webhook': 'value',
+	'--webhook-secret': 'value',
+	'--sign-timestamp': 'switch',
+	'--persist': 'value',
+	'--seed-tasks': 'value',
+};
 
 function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: number } {
 	const options: SimulatorOptions = {};
@@ -54,98 +69,82 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 	let secret: string | undefined;
 	let signTimestamp = false;
 	let seedTasks = 0;
-	for (let i = 0; i < argv.length; i++) {
-		const [flag, inline] = argv[i].startsWith('--') && argv[i].includes('=') ? argv[i].split(/=(.*)/s) : [argv[i], undefined];
-		const value = (): string => {
-			const v = inline ?? argv[++i];
-			if (v === undefined) fail(`${flag} needs a value`);
-			return v;
-		};
-		switch (flag) {
-			case '--help':
-			case '-h':
-				process.stdout.write(USAGE);
-				process.exit(0);
-				break;
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => {
+		switch (arg.flag) {
 			case '--port':
-				options.port = num(flag, value());
+				options.port = arg.number();
 				break;
 			case '--token':
-				tokens.push(value());
+				tokens.push(arg.text());
 				break;
 			case '--rpm':
-				options.requestsPerWindow = num(flag, value());
+				options.requestsPerWindow = arg.number();
 				break;
 			case '--window-ms':
-				options.windowMs = num(flag, value());
+				options.windowMs = arg.number();
 				break;
 			case '--retry-after-on-limit':
 				options.retryAfterOnLimit = true;
 				break;
 			case '--max-page-size':
-				options.maxPageSize = num(flag, value());
+				options.maxPageSize = arg.number();
 				break;
 			case '--max-batch-size':
-				options.maxBatchSize = num(flag, value());
+				options.maxBatchSize = arg.number();
 				break;
-			case '--profile': {
-				const p = value();
-				if (!(PROFILES as readonly string[]).includes(p)) fail(`--profile must be one of ${PROFILES.join(', ')}`);
-				options.profile = p as Profile;
+			case '--profile':
+				options.profile = arg.oneOf<Profile>(PROFILES);
 				break;
-			}
 			case '--reading':
 				try {
-					Object.assign(readings, parseReadingAssignment(value()));
+					Object.assign(readings, parseReadingAssignment(arg.text()));
 				} catch (e) {
-					fail((e as Error).message);
+					throw new ArgsError((e as Error).message);
 				}
 				break;
 			case '--error-rate':
-				faults.error5xxRate = num(flag, value());
+				faults.error5xxRate = arg.number();
 				break;
 			case '--rate-limit-rate':
-				faults.rateLimitRate = num(flag, value());
+				faults.rateLimitRate = arg.number();
 				break;
 			case '--retry-after-rate':
-				faults.retryAfterRate = num(flag, value());
+				faults.retryAfterRate = arg.number();
 				break;
 			case '--retry-after':
-				faults.retryAfterSeconds = num(flag, value());
+				faults.retryAfterSeconds = arg.number();
 				break;
 			case '--reset-rate':
-				faults.resetRate = num(flag, value());
+				faults.resetRate = arg.number();
 				break;
 			case '--reset-after-effect-rate':
-				faults.resetAfterEffectRate = num(flag, value());
+				faults.resetAfterEffectRate = arg.number();
 				break;
 			case '--latency': {
-				const parts = value().split(',').map((p) => num(flag, p.trim()));
+				const parts = arg.text().split(',').map((p) => new Arg(arg.flag, p.trim()).number());
 				faults.latencyMs = [parts[0], parts[1] ?? parts[0]];
 				break;
 			}
 			case '--seed':
-				options.seed = num(flag, value());
+				options.seed = arg.number();
 				break;
 			case '--webhook':
-				webhooks.push({ url: value() });
+				webhooks.push({ url: arg.text() });
 				break;
 			case '--webhook-secret':
-				secret = value();
+				secret = arg.text();
 				break;
 			case '--sign-timestamp':
 				signTimestamp = true;
 				break;
 			case '--persist':
-				options.persistFile = value();
+				options.persistFile = arg.text();
 				break;
 			case '--seed-tasks':
-				seedTasks = num(flag, value());
+				seedTasks = arg.number();
 				break;
-			default:
-				fail(`Unknown argument: ${argv[i]}`);
 		}
-	}
+	});
 	if (tokens.length) options.tokens = tokens;
 	if (Object.keys(readings).length) options.readings = readings;
 	if (Object.keys(faults).length) options.faults = faults;

@@ -1,0 +1,342 @@
+// A user folder: one n8n "installation" (database, settings, community packages) in a temp folder, with the package
+// installed into it; importing credentials and workflows, executing a workflow, starting and stopping `n8n start`.
+import { ChildProcess } from 'child_process';
+import { randomBytes } from 'crypto';
+import * as fsp from 'fs/promises';
+import * as os from 'os';
+import * as path from 'path';
+import { Agent, request } from 'undici';
+
+import { cleanEnv, freePort, seconds, sleep, withPathFirst } from './helpers';
+import { killGroup, runCommand, spawnTracked, tail, tempDirs, type RunResult } from './processes';
+import { noop, type Log, type N8nInstall } from './types';
+
+const COMMAND_TIMEOUT_MS = 3 * 60_000;
+const SERVER_MAX_LIFETIME_MS = 30 * 60_000;
+
+export interface N8nServer {
+	baseUrl: string;
+	port: number;
+	pid: number;
+	logs(): string;
+	stop(): Promise<void>;
+}
+
+export interface ExecuteResult {
+	/** 0 when the workflow succeeded, 1 when it failed (n8n's own exit codes), 128+n when killed by signal n */
+	code: number;
+	/** parsed JSON from the first output line starting with '{' (undefined when there is none) */
+	run: any;
+	stdout: string;
+	stderr: string;
+	/** signal the process died of, if any (see crashedAtExit) */
+	signal: NodeJS.Signals | null;
+	/**
+	 * n8n died of a signal (SIGSEGV) after printing the complete run: code is then derived from the run as n8n
+	 * would have (1 if data.resultData.error, else 0). Seen with n8n 2.41.1 on Node 24.21.0 in about 1 of 4
+	 * executions on a loaded machine: a V8 crash in another isolate's thread (isolated-vm, its default expression
+	 * engine) while the process exits; none in 16 runs with N8N_EXPRESSION_ENGINE=legacy.
+	 */
+	crashedAtExit: boolean;
+}
+
+/** Parses the JSON that `n8n execute --rawOutput` prints after its log lines. */
+export function parseRunOutput(stdout: string): unknown {
+	const lines = stdout.split('\n');
+	const first = lines.findIndex((line) => line.startsWith('{'));
+	if (first < 0) return undefined;
+	// the JSON may be followed by more log lines: drop trailing lines until it parses
+	for (let end = lines.length; end > first; end--) {
+		try {
+			return JSON.parse(lines.slice(first, end).join('\n'));
+		} catch {
+			// keep trimming
+		}
+	}
+	return undefined;
+}
+
+export class N8nUserFolder {
+	private readonly children = new Set<ChildProcess>();
+	private readonly servers = new Set<N8nServer>();
+	private readonly agent = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
+	private disposed = false;
+
+	private constructor(
+		readonly install: N8nInstall,
+		readonly dir: string,
+		private readonly baseEnv: Record<string, string>,
+		private readonly log: Log,
+	) {}
+
+	/**
+	 * A fresh user folder under os.tmpdir(). With a tgz, installs it into <dir>/.n8n/nodes as a user's community
+	 * package install would (`npm i <tgz> --omit=peer --ignore-scripts`, so n8n-workflow resolves to n8n's own).
+	 */
+	static async create(
+		install: N8nInstall,
+		opts: { tgz?: string; encryptionKey?: string; env?: Record<string, string>; log?: Log } = {},
+	): Promise<N8nUserFolder> {
+		const dir = await fsp.mkdtemp(path.join(os.tmpdir(), `n8n-${install.major}-user-`));
+		tempDirs.add(dir);
+		const env: Record<string, string> = {
+			...withPathFirst(cleanEnv(), path.dirname(install.nodeBin)),
+			N8N_USER_FOLDER: dir,
+			N8N_ENCRYPTION_KEY: opts.encryptionKey ?? 'task-backlog-e2e-fixed-encryption-key',
+			N8N_DIAGNOSTICS_ENABLED: 'false',
+			N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+			N8N_TEMPLATES_ENABLED: 'false',
+			N8N_PERSONALIZATION_ENABLED: 'false',
+			N8N_HIRING_BANNER_ENABLED: 'false',
+			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
+			N8N_LOG_LEVEL: 'info', // 'error' also hides the JSON that `execute` prints
+			N8N_RUNNERS_BROKER_PORT: String(await freePort()), // replaced by a fresh port for every command
+			npm_config_update_notifier: 'false',
+		};
+		// 2.x only: stops a start-up fetch (1.x refuses to start with it)
+		if (install.major === 2) env.N8N_DISABLED_MODULES = 'mcp-registry';
+		// 1.x on Node < 24 has no isolated-vm build: only its legacy expression engine works there
+		if (install.major === 1 && Number(install.nodeVersion.replace(/^v/, '').split('.')[0]) < 24) {
+			env.N8N_EXPRESSION_ENGINE = 'legacy';
+		}
+		Object.assign(env, opts.env ?? {});
+		const folder = new N8nUserFolder(install, dir, env, opts.log ?? noop);
+		try {
+			if (opts.tgz) await folder.installPackage(opts.tgz);
+		} catch (error) {
+			await folder.dispose();
+			throw error;
+		}
+		return folder;
+	}
+
+	/** The environment used for every n8n command (each command gets its own free N8N_RUNNERS_BROKER_PORT). */
+	env(): Record<string, string> {
+		return { ...this.baseEnv };
+	}
+
+	/** Folder community packages are installed into (<dir>/.n8n/nodes). */
+	get nodesDir(): string {
+		return path.join(this.dir, '.n8n', 'nodes');
+	}
+
+	private async installPackage(tgz: string): Promise<void> {
+		const started = Date.now();
+		await fsp.mkdir(this.nodesDir, { recursive: true });
+		await fsp.writeFile(
+			path.join(this.nodesDir, 'package.json'),
+			JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2) + '\n',
+		);
+		await runCommand(
+			this.install.nodeBin,
+			[this.install.npmCli, 'install', path.resolve(tgz), '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund'],
+			{
+				cwd: this.nodesDir,
+				env: { ...this.baseEnv, npm_config_nodedir: path.dirname(path.dirname(this.install.nodeBin)) },
+				timeoutMs: COMMAND_TIMEOUT_MS,
+				label: `npm install ${path.basename(tgz)}`,
+				owner: this.children,
+				check: true,
+			},
+		);
+		this.log(`installed ${path.basename(tgz)} into ${this.nodesDir} in ${seconds(started)}`);
+	}
+
+	private assertUsable(): void {
+		if (this.disposed) throw new Error(`user folder ${this.dir} was disposed`);
+	}
+
+	/** Runs `n8n <args>` in this user folder (fresh broker port); resolves with its output, rejects on timeout. */
+	async n8n(args: string[], opts: { timeoutMs?: number; check?: boolean } = {}): Promise<RunResult> {
+		this.assertUsable();
+		return await runCommand(this.install.nodeBin, [this.install.n8nBin, ...args], {
+			cwd: this.dir,
+			env: { ...this.baseEnv, N8N_RUNNERS_BROKER_PORT: String(await freePort()) },
+			timeoutMs: opts.timeoutMs ?? COMMAND_TIMEOUT_MS,
+			label: `n8n ${args.join(' ')}`,
+			owner: this.children,
+			check: opts.check,
+		});
+	}
+
+	private async importFile(command: string, data: unknown): Promise<void> {
+		const file = path.join(this.dir, `${command.replace(':', '-')}-${randomBytes(6).toString('hex')}.json`);
+		await fsp.writeFile(file, JSON.stringify(data, null, 2), { mode: 0o600 });
+		try {
+			await this.n8n([command, `--input=${file}`], { check: true });
+		} finally {
+			await fsp.rm(file, { force: true });
+		}
+	}
+
+	/** `n8n import:credentials`: plain data, encrypted by n8n on import; workflows reference them by id. */
+	async importCredentials(
+		creds: Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>,
+	): Promise<void> {
+		await this.importFile('import:credentials', creds);
+	}
+
+	/** `n8n import:workflow` of one workflow object (give it a fixed `id`). */
+	async importWorkflow(workflow: object): Promise<void> {
+		await this.importFile('import:workflow', workflow);
+	}
+
+	/** `n8n execute --id=<id> --rawOutput`: code 1 when the workflow failed; run = the printed run JSON. */
+	async execute(workflowId: string, opts: { timeoutMs?: number } = {}): Promise<ExecuteResult> {
+		const result = await this.n8n(['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs: opts.timeoutMs });
+		const run = parseRunOutput(result.stdout) as { data?: { resultData?: { error?: unknown } } } | undefined;
+		const complete = !!run && typeof run === 'object' && !!run.data?.resultData;
+		if (result.signal && complete) {
+			const code = run.data?.resultData?.error ? 1 : 0;
+			this.log(`n8n execute --id=${workflowId} died of ${result.signal} after printing its run; taken as exit ${code}`);
+			return { ...result, run, code, crashedAtExit: true };
+		}
+		return { ...result, run, crashedAtExit: false };
+	}
+
+	/** Makes a workflow active for the next `start`: 2.x `publish:workflow`, 1.x `update:workflow --active=true`. */
+	async activate(workflowId: string): Promise<void> {
+		const args =
+			this.install.major === 2
+				? ['publish:workflow', `--id=${workflowId}`]
+				: ['update:workflow', `--id=${workflowId}`, '--active=true'];
+		await this.n8n(args, { check: true });
+	}
+
+	/**
+	 * `n8n start` on 127.0.0.1 with a free port; resolves when /healthz/readiness answers 200 (webhooks may not be
+	 * registered yet: see waitForWebhook). The server is killed after maxLifetimeMs (default 30 min) at the latest.
+	 * With `command: 'worker'`, `n8n worker` (queue mode) instead, its health server on that port (baseUrl/port are
+	 * the health server's), ready when its /healthz/readiness answers 200; `args` are added to the command line.
+	 */
+	async start(
+		opts: { timeoutMs?: number; maxLifetimeMs?: number; env?: Record<string, string>; command?: 'start' | 'worker'; args?: string[] } = {},
+	): Promise<N8nServer> {
+		this.assertUsable();
+		const started = Date.now();
+		const timeoutMs = opts.timeoutMs ?? 120_000;
+		const port = await freePort();
+		const baseUrl = `http://127.0.0.1:${port}`;
+		let logs = '';
+		const append = (chunk: string) => {
+			logs += chunk;
+			if (logs.length > 4_000_000) logs = logs.slice(-2_000_000);
+		};
+		const command = opts.command ?? 'start';
+		const listen: Record<string, string> =
+			command === 'worker'
+				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				: { N8N_PORT: String(port), N8N_LISTEN_ADDRESS: '127.0.0.1' };
+		const { child, exited } = spawnTracked(this.install.nodeBin, [this.install.n8nBin, command, ...(opts.args ?? [])], {
+			cwd: this.dir,
+			env: {
+				...this.baseEnv,
+				N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+				...listen,
+				...(opts.env ?? {}),
+			},
+			timeoutMs: opts.maxLifetimeMs ?? SERVER_MAX_LIFETIME_MS,
+			label: `n8n ${command}`,
+			owner: this.children,
+			onStdout: append,
+			onStderr: append,
+		});
+		let exitedEarly: string | undefined;
+		void exited.then(
+			({ code, signal, timedOut }) => {
+				exitedEarly = timedOut ? 'killed at its time limit' : `exited with ${code ?? signal}`;
+			},
+			(error: Error) => {
+				exitedEarly = error.message;
+			},
+		);
+		const stop = async () => {
+			this.servers.delete(server);
+			if (exitedEarly === undefined) {
+				// SIGTERM to the leader only (the timeout wrapper passes it on to n8n once), the group later if need be
+				try {
+					child.kill('SIGTERM');
+				} catch {
+					// gone
+				}
+				// graceful shutdown first (n8n stops its task runner), the whole group killed after 20 s at the latest
+				let timer: NodeJS.Timeout | undefined;
+				const graceful = await Promise.race([
+					exited.then(() => true, () => true),
+					new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 20_000))),
+				]);
+				clearTimeout(timer);
+				if (!graceful) killGroup(child, 'SIGKILL');
+			}
+			await exited.catch(() => undefined);
+		};
+		const server: N8nServer = { baseUrl, port, pid: child.pid!, logs: () => logs, stop };
+		this.servers.add(server);
+		for (;;) {
+			if (exitedEarly !== undefined) {
+				await stop();
+				throw new Error(`n8n ${command} ${exitedEarly} before it was ready\n${tail(logs)}`);
+			}
+			if (Date.now() - started > timeoutMs) {
+				await stop();
+				throw new Error(`n8n ${command} not ready after ${timeoutMs / 1000} s\n${tail(logs)}`);
+			}
+			try {
+				const res = await request(`${baseUrl}/healthz/readiness`, {
+					dispatcher: this.agent,
+					headersTimeout: 5000,
+					bodyTimeout: 5000,
+				});
+				await res.body.dump();
+				if (res.statusCode === 200) return server;
+			} catch {
+				// not listening yet
+			}
+			await sleep(250);
+		}
+	}
+
+	/**
+	 * Polls a CORS preflight `OPTIONS <baseUrl>/webhook/<path>` (Origin + Access-Control-Request-Method) until it
+	 * answers 204, i.e. the active workflow's webhook is registered for that method; readiness comes earlier. Without
+	 * Access-Control-Request-Method, n8n answers 204 as soon as its routes are mounted, registered or not (seen on 2.41:
+	 * 204, then the POST got 404 'not registered' for a few seconds); with it, 500 until registered.
+	 * path may also start with /webhook/ or /webhook-test/.
+	 */
+	async waitForWebhook(baseUrl: string, webhookPath: string, timeoutMs = 60_000, method = 'POST'): Promise<void> {
+		const url = /^\/webhook(-test|-waiting)?\//.test(webhookPath)
+			? `${baseUrl}${webhookPath}`
+			: `${baseUrl}/webhook/${webhookPath.replace(/^\/+/, '')}`;
+		const deadline = Date.now() + timeoutMs;
+		let last = 'no answer';
+		for (;;) {
+			try {
+				const res = await request(url, {
+					method: 'OPTIONS',
+					headers: { origin: 'http://127.0.0.1', 'access-control-request-method': method },
+					dispatcher: this.agent,
+					headersTimeout: 5000,
+					bodyTimeout: 5000,
+				});
+				await res.body.dump();
+				if (res.statusCode === 204) return;
+				last = `HTTP ${res.statusCode}`;
+			} catch (error) {
+				last = (error as Error).message;
+			}
+			if (Date.now() > deadline) throw new Error(`webhook ${url} not registered after ${timeoutMs / 1000} s (${last})`);
+			await sleep(250);
+		}
+	}
+
+	/** Stops servers, kills every command still running, removes the folder. */
+	async dispose(): Promise<void> {
+		if (this.disposed) return;
+		this.disposed = true;
+		await Promise.all([...this.servers].map((server) => server.stop().catch(() => undefined)));
+		for (const child of this.children) killGroup(child, 'SIGKILL');
+		await this.agent.close().catch(() => undefined);
+		await fsp.rm(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+		tempDirs.delete(this.dir);
+	}
+}

@@ -1,0 +1,41 @@
+// HTTP plumbing: reading a request body, sending a JSON (or plain-text) answer, an error answer, the bearer token.
+import type * as http from 'node:http';
+
+import { MAX_BODY_BYTES, httpError, type HttpError } from './helpers';
+import { PlainText, variedErrorBody } from './readings';
+import type { Store } from './store';
+
+export const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+	if (res.headersSent || res.destroyed) return;
+	const text = body instanceof PlainText;
+	const raw = text ? body.text : JSON.stringify(body);
+	const type = text ? 'text/plain; charset=utf-8' : 'application/json';
+	res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(raw)), ...headers });
+	res.end(raw);
+};
+
+/** An error answer; reading errorBodies `varied` reshapes the simulator's own bodies (not scripted ones). */
+export const sendError = (store: Store, res: http.ServerResponse, e: HttpError): void => {
+	const body = store.R.errorBodies === 'varied' && !e.verbatim ? variedErrorBody(e.status, e.body) : e.body;
+	send(res, e.status, body, e.headers);
+};
+
+export const readBody = (req: http.IncomingMessage): Promise<string> =>
+	new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		req.on('data', (c: Buffer) => {
+			size += c.length;
+			if (size > MAX_BODY_BYTES) {
+				reject(httpError(413, 'Request body too large'));
+				req.destroy();
+			} else chunks.push(c);
+		});
+		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+		req.on('error', reject);
+	});
+
+export const takeToken = (h: string | undefined): string | undefined => {
+	const m = /^Bearer\s+(.+)$/i.exec(h ?? '');
+	return m ? m[1].trim() : undefined;
+};

@@ -232,6 +232,18 @@ describe('Bulk reads by uid: the request body limit and the operator "in" are no
 		expect(sim.tasks.get(other.uid)!.fields).toEqual({ title: 'Someone else', owner_note: 'kept' });
 		expect(sent(sim, 'GET', /^\/tasks\/[0-9a-f-]+$/)).toHaveLength(3);
 	});
+
+	it('on a server that knows only the documented operators (queryOperators documented), Create or Update and Update keep every custom field', async () => {
+		sim.configure({ readings: { queryOperators: 'documented' } });
+		const [existing] = sim.seedTasks(1, () => ({ uid: uidOf('T-1'), fields: { title: 'Old 1', owner_note: 'kept' } }));
+		const upserted = await runBacklog(sim, upsert, { items: tickets(2) });
+		expect(upserted.error).toBeUndefined();
+		expect(sim.tasks.get(existing.uid)!.fields).toEqual({ title: 'Ticket 1', ticket_id: 'T-1', owner_note: 'kept' });
+		expect(sim.tasks.get(uidOf('T-2'))!.fields).toMatchObject({ title: 'Ticket 2' });
+		const updated = await runBacklog(sim, { resource: 'task', operation: 'update', task: byId(existing.uid), updateFields: { title: 'New' } });
+		expect(updated.error).toBeUndefined();
+		expect(sim.tasks.get(existing.uid)!.fields).toEqual({ title: 'New', ticket_id: 'T-1', owner_note: 'kept' });
+	});
 });
 
 describe('/tasks/query paging: not documented (facts: no cursor); limit in body or query; its maximum', () => {

@@ -76,7 +76,8 @@ describe('profiles and the readings API', () => {
 		expect(STRICT_READINGS).toMatchObject({ maxBatchSize: 50, queryMaxLimit: 50, batchPutExisting: 'replace' });
 		const changed = (Object.keys(LENIENT_READINGS) as Array<keyof Readings>).filter((k) => LENIENT_READINGS[k] !== STRICT_READINGS[k]);
 		expect(changed).not.toContain('batchPutExisting'); // strict reads PUT batch as lenient does
-		expect(changed).toHaveLength(Object.keys(LENIENT_READINGS).length - 1);
+		expect(changed).not.toContain('queryOperators'); // and answers every operator (documented-only is set alone)
+		expect(changed).toHaveLength(Object.keys(LENIENT_READINGS).length - 2);
 	});
 
 	test('a reading set alone overrides the profile; explicit maxBatchSize and maxPageSize feed the limits', () => {
@@ -586,5 +587,29 @@ describe('errorBodies (spec 7: "Shape of the error response body: not shown")', 
 	test('lenient: errors are JSON {"message"} and 422 FastAPI details', async () => {
 		expect((await call(lenient, 'GET', `/tasks/${UID(1)}`)).json).toEqual({ message: `Task ${UID(1)} not found` });
 		expect((await call(lenient, 'POST', '/tasks', { fields: {} })).json.detail[0].loc).toEqual(['body', 'fields', 'title']);
+	});
+});
+
+describe('queryOperators (spec 4.3: only the operator "==" and the combinator "and" are shown)', () => {
+	test('documented (set alone): "in", ">" and "or" are a 422 naming the operator; "==" under "and" is answered', async () => {
+		const s = await alone({ queryOperators: 'documented' });
+		await call(s, 'PUT', `/tasks/${UID(1)}`, { fields: { title: 'a' } });
+		for (const condition of [
+			{ field: 'uid', operator: 'in', value: [UID(1)] },
+			{ field: 'uid', operator: '>', value: UID(0) },
+			{ combinator: 'or', conditions: [{ field: 'uid', operator: '==', value: UID(1) }] },
+		]) {
+			const refused = await call(s, 'POST', '/tasks/query', { condition });
+			expect(refused.status).toBe(422);
+			expect(JSON.stringify(refused.json)).toMatch(/permitted: '(==|and)'/);
+		}
+		const answered = await call(s, 'POST', '/tasks/query', { condition: { combinator: 'and', conditions: [{ field: 'uid', operator: '==', value: UID(1) }] } });
+		expect(answered.status).toBe(200);
+		expect(answered.json.items.map((task: { uid: string }) => task.uid)).toEqual([UID(1)]);
+	});
+
+	test('both profiles answer every operator the node uses (the documented-only reading is set alone)', () => {
+		expect(readingsFor({ profile: 'lenient' }).queryOperators).toBe('all');
+		expect(readingsFor({ profile: 'strict' }).queryOperators).toBe('all');
 	});
 });

@@ -1,5 +1,5 @@
 // Reading many tasks: GET /tasks (filters, custom fields, search) and POST /tasks/query (condition trees, sorts).
-import { evaluateCondition, resolveField, validateCondition, validateSorts, type Condition, type Issue, type Loc, type Sort } from './query';
+import { DOCUMENTED_OPERATORS, evaluateCondition, resolveField, validateCondition, validateSorts, type Condition, type Issue, type Loc, type Sort } from './query';
 import { STATUSES, TASK_EXPANDS, enumIssue, isPlainObject, isUuid, issue, msgIssue, parseDate, unprocessable } from './helpers';
 import { paginate, type Ordering } from './pagination';
 import type { Store } from './store';
@@ -115,7 +115,7 @@ export const queryTasks = (store: Store, sp: URLSearchParams, rawBody: unknown):
 	const body = rawBody === undefined || rawBody === null ? {} : rawBody;
 	if (!isPlainObject(body)) throw unprocessable([msgIssue(['body'], 'dict')]);
 	const issues: Issue[] = [
-		...validateCondition(body.condition, ['body', 'condition']),
+		...validateCondition(body.condition, ['body', 'condition'], store.R.queryOperators === 'documented' ? DOCUMENTED_OPERATORS : undefined),
 		...validateSorts(body.sorts, ['body', 'sorts']),
 	];
 	if (body.expand !== undefined && body.expand !== null && !Array.isArray(body.expand)) issues.push(msgIssue(['body', 'expand'], 'list'));

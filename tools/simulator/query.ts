@@ -28,6 +28,13 @@ export interface Issue {
 
 export const COMBINATORS = ['and', 'or'] as const;
 export const OPERATORS = ['==', '!=', '<', '<=', '>', '>=', 'in', 'contains'] as const;
+/** Reading `queryOperators: documented`: what spec 4.3 shows, and nothing else. */
+export const DOCUMENTED_OPERATORS = { operators: ['=='], combinators: ['and'] } as const;
+
+export interface Vocabulary {
+	operators: readonly string[];
+	combinators: readonly string[];
+}
 export const DIRECTIONS = ['ascending', 'descending'] as const;
 
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/;
@@ -137,7 +144,8 @@ export function compareValues(a: unknown, b: unknown): number {
 }
 
 /** Validates a condition tree; returns every problem with its location, FastAPI style. */
-export function validateCondition(c: unknown, loc: Loc): Issue[] {
+export function validateCondition(c: unknown, loc: Loc, vocabulary: Vocabulary = { operators: OPERATORS, combinators: COMBINATORS }): Issue[] {
+	const { operators, combinators } = vocabulary;
 	if (c === null || c === undefined) return [];
 	if (!isPlainObject(c)) return [{ loc, msg: 'value is not a valid dict', type: 'type_error.dict' }];
 	const issues: Issue[] = [];
@@ -151,19 +159,19 @@ export function validateCondition(c: unknown, loc: Loc): Issue[] {
 		if (!Array.isArray(c.conditions)) {
 			issues.push({ loc: [...loc, 'conditions'], msg: 'value is not a valid list', type: 'type_error.list' });
 		} else {
-			c.conditions.forEach((sub, i) => issues.push(...validateCondition(sub, [...loc, 'conditions', i])));
+			c.conditions.forEach((sub, i) => issues.push(...validateCondition(sub, [...loc, 'conditions', i], vocabulary)));
 		}
 		const comb = c.combinator ?? 'and';
-		if (typeof comb !== 'string' || !(COMBINATORS as readonly string[]).includes(comb.toLowerCase())) {
-			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(COMBINATORS), type: 'type_error.enum' });
+		if (typeof comb !== 'string' || !combinators.includes(comb.toLowerCase())) {
+			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(combinators), type: 'type_error.enum' });
 		}
 		return issues;
 	}
 	if (c.field === undefined && c.operator === undefined && c.combinator === undefined) return issues; // `{}` matches all
 	if (c.combinator !== undefined && c.field === undefined) {
 		// A group without `conditions`: check the combinator, match everything.
-		if (typeof c.combinator !== 'string' || !(COMBINATORS as readonly string[]).includes(c.combinator.toLowerCase())) {
-			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(COMBINATORS), type: 'type_error.enum' });
+		if (typeof c.combinator !== 'string' || !combinators.includes(c.combinator.toLowerCase())) {
+			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(combinators), type: 'type_error.enum' });
 		}
 		return issues;
 	}
@@ -174,10 +182,10 @@ export function validateCondition(c: unknown, loc: Loc): Issue[] {
 			type: c.field === undefined ? 'value_error.missing' : 'type_error.str',
 		});
 	}
-	if (typeof c.operator !== 'string' || !(OPERATORS as readonly string[]).includes(c.operator)) {
+	if (typeof c.operator !== 'string' || !operators.includes(c.operator)) {
 		issues.push({
 			loc: [...loc, 'operator'],
-			msg: c.operator === undefined ? 'field required' : enumMsg(OPERATORS),
+			msg: c.operator === undefined ? 'field required' : enumMsg(operators),
 			type: c.operator === undefined ? 'value_error.missing' : 'type_error.enum',
 		});
 	} else if (c.operator === 'in' && !Array.isArray(c.value)) {

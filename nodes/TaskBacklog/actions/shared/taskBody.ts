@@ -82,6 +82,28 @@ export function taskPropertiesCollection(
 	};
 }
 
+/** What a new task says (spec 2.3): its title, its URL and its custom fields (Create, Create or Update). */
+export function taskContentProperties(): INodeProperties[] {
+	return [
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			required: true,
+			default: '',
+			description: 'Human-readable title of the task (fields.title)',
+		},
+		{
+			displayName: 'URL',
+			name: 'url',
+			type: 'string',
+			default: '',
+			description: 'URL the operator client opens with the task',
+		},
+		...customFieldsProperties(),
+	];
+}
+
 /** Custom fields as rows and as a JSON object (spec 2.3: any key, no type validation by the service). */
 export function customFieldsProperties(): INodeProperties[] {
 	return [

@@ -5,7 +5,7 @@ import { forOperation } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { requireUuid } from '../shared/parameters';
 import { parametersReadOnce } from '../shared/readOnce';
-import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
+import { readFields, readTaskProperties, requireTitle, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
@@ -18,22 +18,7 @@ export const description = forOperation('task', 'create', [
 	inputDataProperty(),
 	...autoMapProperties('create'),
 	...defineOnly([
-		{
-			displayName: 'Title',
-			name: 'title',
-			type: 'string',
-			required: true,
-			default: '',
-			description: 'Human-readable title of the task (fields.title)',
-		},
-		{
-			displayName: 'URL',
-			name: 'url',
-			type: 'string',
-			default: '',
-			description: 'URL the operator client opens with the task',
-		},
-		...customFieldsProperties(),
+		...taskContentProperties(),
 	]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields', [
 		{

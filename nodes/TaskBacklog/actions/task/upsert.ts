@@ -5,7 +5,7 @@ import { forOperation } from '../shared/descriptions';
 import { externalIdProperties, readIdentity } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty, mappedUid, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
-import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
+import { readFields, readTaskProperties, requireTitle, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
@@ -16,22 +16,7 @@ export const description = forOperation('task', 'upsert', [
 	...autoMapProperties('upsert'),
 	...defineOnly([
 		...externalIdProperties(),
-		{
-			displayName: 'Title',
-			name: 'title',
-			type: 'string',
-			required: true,
-			default: '',
-			description: 'Human-readable title of the task (fields.title)',
-		},
-		{
-			displayName: 'URL',
-			name: 'url',
-			type: 'string',
-			default: '',
-			description: 'URL the operator client opens with the task',
-		},
-		...customFieldsProperties(),
+		...taskContentProperties(),
 	]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields'),
 ]);

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandProperty, forOperation, returnAllAndLimit, taskLocator } from '../shared/descriptions';
+import { expandOptions, forOperation, returnAllAndLimit, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { COMMENT_EXPAND } from './shared';
@@ -9,14 +9,7 @@ import { COMMENT_EXPAND } from './shared';
 export const description = forOperation('comment', 'getAll', [
 	taskLocator(),
 	...returnAllAndLimit(),
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [expandProperty(COMMENT_EXPAND)],
-	},
+	expandOptions(COMMENT_EXPAND),
 ]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {

@@ -71,6 +71,11 @@ export function expandProperty(values: string[], extra: IDataObject = {}): INode
 	};
 }
 
+/** An operation's Options collection when its only option is Expand. */
+export function expandOptions(values: string[]): INodeProperties {
+	return { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add Option', default: {}, options: [expandProperty(values)] };
+}
+
 export function returnAllAndLimit(): INodeProperties[] {
 	return [
 		{

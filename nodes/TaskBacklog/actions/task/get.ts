@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandProperty, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
+import { expandOptions, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
@@ -11,14 +11,7 @@ export const TASK_EXPAND = ['comments', 'children', 'parent', 'assignee'];
 export const description = forOperation('task', 'get', [
 	taskLocator(),
 	simplifyProperty(),
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [expandProperty(TASK_EXPAND)],
-	},
+	expandOptions(TASK_EXPAND),
 ]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {

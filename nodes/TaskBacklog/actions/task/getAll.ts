@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/transport/queryTasks';
 import { invalidParameter } from '../shared/parameters';
-import { expandProperty, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
+import { expandOptions, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { simplifyTask } from '../shared/simplify';
 import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/taskFilters';
@@ -37,14 +37,7 @@ export const description = forOperation('task', 'getAll', [
 			},
 		] as INodeProperties[]).sort((a, b) => a.displayName.localeCompare(b.displayName)),
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [expandProperty(TASK_EXPAND)],
-	},
+	expandOptions(TASK_EXPAND),
 ]);
 
 /**

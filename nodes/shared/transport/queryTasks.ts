@@ -19,6 +19,8 @@ export interface TaskQuery {
 	archived?: boolean;
 	/** At most this many tasks; Infinity for every match. */
 	maxItems?: number;
+	/** Stop after the page for which this returns true (its tasks are returned): the caller has seen enough. */
+	stopAfter?: (page: IDataObject[]) => boolean;
 	itemIndex?: number;
 }
 
@@ -78,6 +80,7 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	delete body.limit;
 	const userSorts = (Array.isArray(body.sorts) ? body.sorts : []) as Sort[];
 	const qsBase: IDataObject = { archived: query.archived === true };
+	let stopped = false;
 	const send = async (pageBody: IDataObject, cursor?: string, limit = Math.min(QUERY_PAGE_SIZE, maxItems)) => {
 		const qs: IDataObject = { ...qsBase, limit };
 		if (cursor) qs.cursor = cursor;
@@ -90,7 +93,9 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 			idempotent: true,
 			itemIndex: query.itemIndex,
 		});
-		return { items: Array.isArray(page?.items) ? page.items : [], meta: page?.meta };
+		const items = Array.isArray(page?.items) ? page.items : [];
+		stopped = query.stopAfter?.(items) === true;
+		return { items, meta: page?.meta };
 	};
 
 	const first = await send(userSorts.length > 0 ? body : { ...body, sorts: BY_UID });
@@ -99,7 +104,7 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 		// The endpoint paginates after all: follow its cursors (a repeated one would loop forever).
 		const seen = new Set<string>();
 		let next = first.meta.next_cursor;
-		while (next && all.length < maxItems && !seen.has(next)) {
+		while (next && all.length < maxItems && !seen.has(next) && !stopped) {
 			seen.add(next);
 			const page = await send(userSorts.length > 0 ? body : { ...body, sorts: BY_UID }, next);
 			if (page.items.length === 0) break;
@@ -108,13 +113,13 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 		}
 		return all.slice(0, maxItems);
 	}
-	if (all.length === 0 || all.length >= maxItems) return all.slice(0, maxItems);
+	if (stopped || all.length === 0 || all.length >= maxItems) return all.slice(0, maxItems);
 
 	// No cursor and possibly more: page by uid.
 	const byUid = userSorts.length > 0 ? [] : all;
 	let last = byUid.length > 0 ? String(byUid[byUid.length - 1].uid) : undefined;
 	checkUidOrder(client, byUid, query.itemIndex);
-	while (userSorts.length > 0 || byUid.length < maxItems) {
+	while (!stopped && (userSorts.length > 0 || byUid.length < maxItems)) {
 		const condition = last === undefined ? (body.condition as IDataObject | undefined) : and(body.condition as IDataObject, { field: 'uid', operator: '>', value: last });
 		const page = await send({ ...body, condition, sorts: BY_UID }, undefined, userSorts.length > 0 ? QUERY_PAGE_SIZE : undefined);
 		if (page.items.length === 0) break;
@@ -184,7 +189,9 @@ async function readByCondition(client: BacklogClient, unique: string[], itemInde
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
-			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, itemIndex });
+			// A task not asked for means the server ignored the condition: no need to read further.
+			const notAsked = (page: IDataObject[]) => page.some((task) => !wanted.has(String(task.uid).toLowerCase()));
+			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, stopAfter: notAsked, itemIndex });
 			// A 413 asks for fewer uids, a 400 or 422 says the query is not understood; any other failure rejects as it
 			// came (returning the rejected read).
 			const tasks = await read.catch((error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>

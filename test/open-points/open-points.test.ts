@@ -318,4 +318,37 @@ describe('GET /tasks parameters other than custom fields: not named by the spec 
 		expect(run.error).toBeUndefined();
 		expect(run.json.map((json) => json.title)).toEqual(['T1']);
 	});
+
+	const search = (text: string) => ({ resource: 'task', operation: 'getAll', returnAll: true, filters: { search: text } });
+
+	it('Get Many with Search finds the tasks whose text holds it (unknown parameters: honour), and an empty search is an empty list', async () => {
+		sim.configure({ readings: { listParams: 'honour' } });
+		sim.seedTasks(3, (i) => ({ fields: { title: i === 1 ? 'Printer on fire' : `Ticket ${i}` } }));
+		const found = await runBacklog(sim, search('fire'));
+		expect(found.error).toBeUndefined();
+		expect(found.json.map((json) => json.title)).toEqual(['Printer on fire']);
+		sim.clearRequests();
+		const none = await runBacklog(sim, search('flood'));
+		expect(none.error).toBeUndefined();
+		expect(none.items).toHaveLength(0);
+		// Nothing found: one more listing and one search for a title it holds prove the server searches.
+		expect(sent(sim, 'GET', '/tasks')).toHaveLength(3);
+	});
+
+	it('Get Many with a Search the server reads as a custom-field filter (unknown parameters: customFields) fails saying so, never an empty list', async () => {
+		sim.configure({ readings: { listParams: 'customFields' } });
+		sim.seedTasks(3, (i) => ({ fields: { title: i === 1 ? 'Printer on fire' : `Ticket ${i}` } }));
+		const run = await runBacklog(sim, search('fire'));
+		expect(run.error).toBeInstanceOf(NodeOperationError);
+		expect(run.error!.message).toMatch(/Search for "fire" found nothing, and the service does not seem to search/);
+	});
+
+	it('Get Many with a Search on an empty backlog is an empty list under either reading', async () => {
+		for (const listParams of ['honour', 'customFields'] as const) {
+			sim.configure({ readings: { listParams } });
+			const run = await runBacklog(sim, search('fire'));
+			expect(run.error).toBeUndefined();
+			expect(run.items).toHaveLength(0);
+		}
+	});
 });

@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/transport/queryTasks';
@@ -26,7 +27,7 @@ export const description = forOperation('task', 'getAll', [
 				type: 'string',
 				default: '',
 				description:
-					'Full-text search (query parameter search, the name the existing integration uses; the spec does not name it). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
+					'Full-text search (query parameter search; the spec does not name it, so when nothing is found the node checks that the service searches at all). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
 			},
 			{
 				displayName: 'Updated After',
@@ -74,6 +75,31 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 			if (tasks.length >= max) break;
 		}
 		tasks = tasks.slice(0, max);
+		if (filters.search && tasks.length === 0) await checkSearchUnderstood(this, client, qs, itemIndex);
 	}
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
+}
+
+/**
+ * The spec names no search parameter, and a server may read a parameter it does not know as a custom-field filter
+ * (spec 4.2 rule 3), which answers every search with nothing. So when a search found nothing, the node searches for
+ * the title of a task the same listing holds: if that finds nothing either, the search was not understood, and the
+ * node says so instead of returning an empty list as if nothing matched. Two requests, only when a search is empty.
+ */
+async function checkSearchUnderstood(ctx: IExecuteFunctions, client: BacklogClient, qs: IDataObject, itemIndex: number) {
+	const { search, ...listing } = qs;
+	const [task] = await client.list({ method: 'GET', path: '/tasks', qs: listing, itemIndex }, 1, 1);
+	const title = ((task?.fields ?? {}) as IDataObject).title;
+	if (typeof title !== 'string' || title.trim() === '') return; // nothing to search in, or nothing to search for
+	const found = await client.list({ method: 'GET', path: '/tasks', qs: { ...listing, search: title }, itemIndex }, PAGE_SIZE, PAGE_SIZE);
+	if (found.length > 0) return;
+	throw new NodeOperationError(
+		ctx.getNode(),
+		`Search for ${JSON.stringify(search)} found nothing, and the service does not seem to search: a search for the title of task ${String(task.uid)} ("${title}") found nothing either`,
+		{
+			itemIndex,
+			description:
+				'The spec does not name the service\'s search parameter; the node sends "search", which this service reads as something else (likely a filter on a custom field named search). Filter with Custom Fields, or use the Query operation.',
+		},
+	);
 }

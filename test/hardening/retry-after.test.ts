@@ -5,21 +5,15 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/client';
-import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { byId, runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 import { json, startServer } from './servers';
 
 let sim: Simulator;
 let uid: string;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN] });
-});
-afterAll(async () => await sim.stop());
+useSimulator((started) => (sim = started));
 beforeEach(() => {
-	sim.reset();
-	sim.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
 	[{ uid }] = sim.seedTasks(1);
 });
 

@@ -12,10 +12,9 @@ import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import { isSecureEnough } from '../../nodes/shared/transport/client';
 import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/version';
-import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import { runNode, testCredential } from '../helpers/run-node';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 import { json, startServer, type LocalServer } from './servers';
 
 const UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
@@ -158,14 +157,7 @@ describe('plain http:// Base URLs', () => {
 
 describe('the token in what the server sends back', () => {
 	let sim: Simulator;
-	beforeAll(async () => {
-		sim = await startSimulator({ tokens: [TOKEN] });
-	});
-	afterAll(async () => await sim.stop());
-	beforeEach(() => {
-		sim.reset();
-		sim.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
-	});
+	useSimulator((started) => (sim = started));
 
 	const get = () => ({ resource: 'task', operation: 'get', task: byId(UID) });
 

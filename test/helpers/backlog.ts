@@ -3,7 +3,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import type { Readings, Simulator } from '../../tools/simulator/simulator';
-import { readingsFor } from '../../tools/simulator/simulator';
+import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';
@@ -65,4 +65,21 @@ export function writesSent(sim: Simulator) {
 /** The simulator's effective readings of the spec's open points (the profile, and any reading set alone). */
 export function readingsOf(sim: Simulator): Readings {
 	return readingsFor(sim.options);
+}
+
+/**
+ * One simulator for the enclosing describe block (or file): started once, stopped after, and before each test reset,
+ * with its window limit off and no Retry-After on a 429 (the tests that want either set them). `use` receives it.
+ */
+export function useSimulator(use: (sim: Simulator) => void): void {
+	let sim: Simulator | undefined;
+	beforeAll(async () => {
+		sim = await startSimulator({ tokens: [TOKEN] });
+		use(sim);
+	});
+	afterAll(async () => await sim?.stop());
+	beforeEach(() => {
+		sim!.reset();
+		sim!.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
+	});
 }

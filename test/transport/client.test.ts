@@ -3,21 +3,15 @@ import { NodeApiError } from 'n8n-workflow';
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/shared/transport/version';
-import { TOKEN, byId, runBacklog, sent, writesSent } from '../helpers/backlog';
+import { TOKEN, byId, runBacklog, sent, writesSent, useSimulator } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 let uid: string;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN] });
-});
-afterAll(async () => await sim.stop());
+useSimulator((started) => (sim = started));
 beforeEach(() => {
-	sim.reset();
-	sim.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
 	[{ uid }] = sim.seedTasks(1);
 });
 

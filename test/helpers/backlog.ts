@@ -27,6 +27,10 @@ export async function runBacklog(
 		credentials?: IDataObject;
 		/** Same id = a repeat of the same execution (Retry On Fail); default a new id per run. */
 		executionId?: string;
+		/** The node's Execute Once setting. */
+		executeOnce?: boolean;
+		/** The node's run in its execution (Loop Over Items: 0, 1, 2 ...). */
+		runIndex?: number;
 	} = {},
 ): Promise<BacklogRun> {
 	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
@@ -41,6 +45,8 @@ export async function runBacklog(
 		credentialType: new TaskBacklogApi(),
 		continueOnFail: options.continueOnFail,
 		executionId: options.executionId,
+		executeOnce: options.executeOnce,
+		runIndex: options.runIndex,
 	});
 	const items = result.output[0] ?? [];
 	return { items, json: items.map((item) => item.json), error: result.error };

@@ -93,6 +93,13 @@ export interface RunNodeOptions {
 	mode?: WorkflowExecuteMode;
 	/** Execution id; default a new one per run, as n8n gives every execution its own. Pass the same to replay one. */
 	executionId?: string;
+	/** The node's Execute Once setting: n8n then hands it only the first input item. */
+	executeOnce?: boolean;
+	/**
+	 * Runs of the node before this one in the same execution (Loop Over Items runs a node once per batch): the node
+	 * then runs with `$runIndex` = runIndex, and the result read is that run's.
+	 */
+	runIndex?: number;
 }
 
 export interface RunNodeResult {
@@ -491,6 +498,7 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 			credentials: { [options.credentials.type]: { id: CREDENTIAL_ID, name: 'Harness credential' } },
 		}),
 		...(options.continueOnFail && { onError: 'continueRegularOutput' as const }),
+		...(options.executeOnce && { executeOnce: true }),
 	};
 
 	const staticData: IDataObject = {};
@@ -530,7 +538,17 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	const credentialsHelper = new TestCredentialsHelper(credentialTypes, credentialData);
 	const additionalData = buildAdditionalData(credentialsHelper, hooks, executionId);
 
+	const runIndex = options.runIndex ?? 0;
+	const earlierRuns: ITaskData[] = Array.from({ length: runIndex }, () => ({
+		startTime: Date.now(),
+		executionTime: 0,
+		executionIndex: 0,
+		executionStatus: 'success',
+		source: [],
+		data: { main: [[]] },
+	}));
 	const runExecutionData = createRunExecutionData({
+		...(runIndex > 0 && { resultData: { runData: { [nodeName]: earlierRuns } } }),
 		executionData: {
 			nodeExecutionStack: [
 				{ node: sourceNode, data: { main: [toItems(options.items)] }, source: null },
@@ -542,7 +560,7 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	const run = await workflowExecute.processRunExecutionData(workflow);
 	await done;
 
-	const taskData = run.data.resultData.runData[nodeName]?.[0];
+	const taskData = run.data.resultData.runData[nodeName]?.[runIndex];
 	const output = (taskData?.data?.main ?? []).map((items) => items ?? []);
 
 	let error: Error | undefined;

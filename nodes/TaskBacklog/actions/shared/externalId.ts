@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../shared/transport/uuid';
-import { invalidParameter, requireText, requireUuid } from './parameters';
+import { requireFieldName, requireUuid } from './parameters';
 
 export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
 
@@ -72,34 +72,18 @@ export function externalIdProperties(): INodeProperties[] {
 	];
 }
 
-export function uidForExternalId(
-	ctx: IExecuteFunctions,
-	itemIndex: number,
-	externalId: unknown,
-	namespace: unknown,
-): string {
-	// The caller may have turned the value into text already ("[object Object]"): what counts is what the
-	// parameter's expression returned, so that is checked too.
-	requireText(ctx, itemIndex, 'External ID', ctx.getNodeParameter('externalId', itemIndex, externalId));
-	const id = requireText(ctx, itemIndex, 'External ID', externalId).trim();
-	if (!id) throw invalidParameter(ctx, itemIndex, 'External ID', 'is empty');
-	return uuidV5(id, requireUuid(ctx, itemIndex, 'UID Namespace', namespace));
+/** Where the external ID is stored and the namespace its uid is derived in (External ID Options, Sync Options). */
+export interface IdentityOptions {
+	externalIdField: string;
+	namespace: string;
 }
 
-/** The task uid of an item, and the custom field that records its external id. */
-export function readIdentity(
-	ctx: IExecuteFunctions,
-	itemIndex: number,
-	defaultNamespace: string,
-): { uid: string; externalFields: IDataObject } {
-	if (ctx.getNodeParameter('identifyBy', itemIndex) === 'uid') {
-		return { uid: requireUuid(ctx, itemIndex, 'UID', ctx.getNodeParameter('uid', itemIndex)), externalFields: {} };
-	}
-	const externalId = requireText(ctx, itemIndex, 'External ID', ctx.getNodeParameter('externalId', itemIndex, '')).trim();
-	const options = ctx.getNodeParameter('externalIdOptions', itemIndex, {}) as IDataObject;
-	const field = String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD);
+export function readIdentityOptions(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): IdentityOptions {
 	return {
-		uid: uidForExternalId(ctx, itemIndex, externalId, options.namespace || defaultNamespace),
-		externalFields: { [field]: externalId },
+		externalIdField: requireFieldName(ctx, itemIndex, 'External ID Field', options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD),
+		namespace: requireUuid(ctx, itemIndex, 'UID Namespace', options.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE),
 	};
 }
+
+/** The task uid of a ticket: the same external ID always gives the same task (spec section 1, rule 1). */
+export const uidOfExternalId = (externalId: string, options: IdentityOptions) => uuidV5(externalId, options.namespace);

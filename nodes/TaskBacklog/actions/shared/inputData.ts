@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../shared/transport/uuid';
-import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions } from './externalId';
-import { checkSize, describeKind, invalidParameter, MAX_VALUE_BYTES, requireUuid } from './parameters';
+import type { IdentityOptions } from './externalId';
+import { externalIdOptions, readIdentityOptions } from './externalId';
+import { checkSize, describeKind, FIELD_NAMES_N8N_DROPS, invalidParameter, MAX_VALUE_BYTES, requireFieldName, requireUuid } from './parameters';
 
 /**
  * "Input Data": Define Below (every value a parameter, expressions evaluated per item) or Map Automatically (each
@@ -120,12 +120,8 @@ export function readInputData(ctx: IExecuteFunctions): InputData {
 	return ctx.getNodeParameter('inputData', 0, 'define') === 'autoMap' ? 'autoMap' : 'define';
 }
 
-export interface AutoMapSettings {
+export interface AutoMapSettings extends IdentityOptions {
 	externalIdKey: string;
-	/** Custom field that stores the external ID. */
-	externalIdField: string;
-	/** Namespace of the UUID v5 derived from the external ID. */
-	namespace: string;
 	ignore: Set<string>;
 	/** Only these keys become custom fields (undefined: every other key). */
 	only?: Set<string>;
@@ -152,8 +148,7 @@ export function readAutoMapSettings(ctx: IExecuteFunctions, idOptions?: IDataObj
 	const only = keyList(options.onlyKeys);
 	return {
 		externalIdKey,
-		externalIdField: String(ids.externalIdField || DEFAULT_EXTERNAL_ID_FIELD),
-		namespace: requireUuid(ctx, 0, 'UID Namespace', ids.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE),
+		...readIdentityOptions(ctx, 0, ids),
 		ignore: new Set(keyList(options.keysToIgnore)),
 		only: only.length > 0 ? new Set(only) : undefined,
 		allowNested: options.allowNested === true,
@@ -205,9 +200,7 @@ export function mapItem(ctx: IExecuteFunctions, settings: AutoMapSettings, itemI
 			if (value !== undefined && value !== null && value !== '') uid = requireUuid(ctx, itemIndex, 'uid', value);
 		} else if (!settings.only || settings.only.has(key)) {
 			if (value === undefined) continue;
-			if (key === '' || key === '__proto__') {
-				throw invalidParameter(ctx, itemIndex, key, 'cannot be the name of a custom field', MAPPING_HINT);
-			}
+			if (key === '' || FIELD_NAMES_N8N_DROPS.has(key)) requireFieldName(ctx, itemIndex, key, key, MAPPING_HINT);
 			if (value !== null && typeof value === 'object') {
 				if (!settings.allowNested) {
 					throw invalidParameter(ctx, itemIndex, key, `holds ${describeKind(value)}; custom fields take text, numbers, booleans and null unless Allow Nested Values is on`, MAPPING_HINT);
@@ -231,19 +224,4 @@ export function mapItem(ctx: IExecuteFunctions, settings: AutoMapSettings, itemI
 		fields.url = url;
 	}
 	return { title, externalId: externalId === '' ? undefined : externalId, uid, fields };
-}
-
-/** The task uid of a mapped item: its own uid, or the UUID v5 of its external ID. */
-export function mappedUid(ctx: IExecuteFunctions, settings: AutoMapSettings, itemIndex: number, item: MappedItem): string {
-	if (item.uid) return item.uid;
-	if (item.externalId === undefined) {
-		throw invalidParameter(
-			ctx,
-			itemIndex,
-			settings.externalIdKey,
-			'is missing or empty, and the item has no "uid"; the task UID is derived from the external ID',
-			`Set External ID Key in Mapping Options to the key that holds the ticket ID (now "${settings.externalIdKey}").`,
-		);
-	}
-	return uuidV5(item.externalId, settings.namespace);
 }

@@ -47,6 +47,47 @@ export function requireText(ctx: IExecuteFunctions, itemIndex: number, parameter
 	);
 }
 
+/**
+ * A text parameter that must hold something: undefined, null, '' and whitespace are refused, naming the item and the
+ * field, since an expression that resolves to nothing (a key typo such as {{ $json.id }} on {"ID": ...}) must never
+ * become the text "undefined" or an empty identity. Returns the text trimmed.
+ */
+export function requiredText(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): string {
+	const text = requireText(ctx, itemIndex, parameter, value).trim();
+	if (text === '') {
+		const resolved = value === undefined ? 'undefined' : value === null ? 'null' : 'empty text';
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`is empty (the value or its expression resolved to ${resolved})`,
+			'Check the expression against the input item: a key spelled differently (e.g. {{ $json.id }} when the item has "ID") resolves to nothing.',
+		);
+	}
+	return text;
+}
+
+/**
+ * Custom-field names n8n cannot carry: its deep copy of items and parameters drops `constructor` and `prototype`, and
+ * `__proto__` is not an own key of a plain object. A field sent under such a name would silently go missing.
+ */
+export const FIELD_NAMES_N8N_DROPS = new Set(['__proto__', 'constructor', 'prototype']);
+
+export function requireFieldName(ctx: IExecuteFunctions, itemIndex: number, parameter: string, name: unknown, hint?: string): string {
+	const key = requireText(ctx, itemIndex, parameter, name).trim();
+	if (key === '') throw invalidParameter(ctx, itemIndex, parameter, 'has a custom field without a name', hint);
+	if (FIELD_NAMES_N8N_DROPS.has(key)) {
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`names the custom field "${key}", which n8n cannot carry (its copies of items drop that key)`,
+			hint ?? 'Use another name for the custom field, e.g. with a prefix.',
+		);
+	}
+	return key;
+}
+
 export function requireUuid(
 	ctx: IExecuteFunctions,
 	itemIndex: number,

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { customFieldRows, statusOptions } from '../../../shared/taskFields';
-import { checkSize, invalidParameter, jsonObject, requireText, requireUuid } from './parameters';
+import { checkSize, invalidParameter, jsonObject, requiredText, requireFieldName, requireText, requireUuid } from './parameters';
 
 type Kind = 'uid' | 'uids' | 'dateTime' | 'status' | 'statusGlobal' | 'boolean' | 'string' | 'json';
 
@@ -129,12 +129,12 @@ export function readFields(
 	itemIndex: number,
 	given: { title?: unknown; url?: unknown },
 ): IDataObject {
-	const fields = { ...jsonObject(ctx, itemIndex, 'Custom Fields (JSON)', ctx.getNodeParameter('customFieldsJson', itemIndex, '{}')) };
+	const json = jsonObject(ctx, itemIndex, 'Custom Fields (JSON)', ctx.getNodeParameter('customFieldsJson', itemIndex, '{}'));
+	const fields: IDataObject = {};
+	for (const key of Object.keys(json)) fields[requireFieldName(ctx, itemIndex, 'Custom Fields (JSON)', key)] = json[key];
 	const rows = ctx.getNodeParameter('customFields.field', itemIndex, []) as Array<{ name: string; value: unknown }>;
 	for (const { name, value } of rows) {
-		const key = String(name ?? '').trim();
-		if (!key) throw invalidParameter(ctx, itemIndex, 'Custom Fields', 'has a row without a name');
-		fields[key] = value as IDataObject[string];
+		fields[requireFieldName(ctx, itemIndex, 'Custom Fields', name)] = value as IDataObject[string];
 	}
 	if (given.title !== undefined) fields.title = requireText(ctx, itemIndex, 'Title', given.title);
 	const url = requireText(ctx, itemIndex, 'URL', given.url);
@@ -175,8 +175,7 @@ export function readTaskProperties(ctx: IExecuteFunctions, itemIndex: number, va
 	return body;
 }
 
+/** Every task needs a title (spec 2.3, fields.title). */
 export function requireTitle(ctx: IExecuteFunctions, itemIndex: number, value: unknown): string {
-	const title = requireText(ctx, itemIndex, 'Title', value).trim();
-	if (!title) throw invalidParameter(ctx, itemIndex, 'Title', 'is empty; every task needs a title (fields.title)');
-	return title;
+	return requiredText(ctx, itemIndex, 'Title', value);
 }

@@ -2,10 +2,10 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/transport/uuid';
 import { forOperation } from '../shared/descriptions';
-import { autoMapProperties, defineOnly, inputDataProperty, mapItem, readAutoMapSettings, readInputData } from '../shared/inputData';
-import { requireUuid } from '../shared/parameters';
+import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
-import { readFields, readTaskProperties, requireTitle, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
+import { readTaskProperties, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
+import { taskInputReader } from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
@@ -35,15 +35,17 @@ export const description = forOperation('task', 'create', [
 ]);
 
 /**
- * The uid of a create without one: the same for a repeat of the same execution's item (n8n's Retry On Fail, or a
- * retried request), different for every other run. Random only when n8n gives no execution id. The execution and
- * the node are read once; only the item index varies.
+ * The uid of a create without one: the same for a repeat of the same execution's run of the node and item (n8n's
+ * Retry On Fail runs the node again with the same run index, and a retried request carries the same uid), different
+ * for every other run: Loop Over Items runs the node once per batch, with run index 0, 1, 2 ... Random only when
+ * n8n gives no execution id. The execution, the node and the run are read once; only the item index varies.
  */
 function defaultUids(ctx: IExecuteFunctions): (itemIndex: number) => string {
 	const executionId = ctx.getExecutionId?.();
 	if (!executionId) return () => randomUid();
 	const node = ctx.getNode();
-	const prefix = `create:${executionId}:${node.id ?? node.name}:`;
+	const runIndex = Number(ctx.getWorkflowDataProxy(0).$runIndex) || 0;
+	const prefix = `create:${executionId}:${node.id ?? node.name}:${runIndex}:`;
 	return (itemIndex) => uuidV5(`${prefix}${itemIndex}`, CREATE_UID_NAMESPACE);
 }
 
@@ -55,23 +57,11 @@ function defaultUids(ctx: IExecuteFunctions): (itemIndex: number) => string {
 export function writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWrite {
 	const ctx = parametersReadOnce(this);
 	const defaultUid = defaultUids(this);
-	if (readInputData(this) === 'autoMap') {
-		const settings = readAutoMapSettings(this);
-		const items = this.getInputData();
-		return (itemIndex) => {
-			const item = mapItem(this, settings, itemIndex, items[itemIndex].json);
-			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
-			const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-			const uid = item.uid ?? defaultUid(itemIndex);
-			return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields: item.fields } };
-		};
-	}
+	const readTask = taskInputReader(ctx, 'create');
 	return (itemIndex) => {
-		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
-		const url = ctx.getNodeParameter('url', itemIndex, '') as string;
+		const { uid, fields } = readTask(itemIndex);
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-		const uid = additional.uid ? requireUuid(ctx, itemIndex, 'UID', additional.uid) : defaultUid(itemIndex);
-		const fields = readFields(ctx, itemIndex, { title, url });
-		return { mode: 'create', uid, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
+		const body = { ...readTaskProperties(ctx, itemIndex, additional), fields };
+		return { mode: 'create', uid: uid ?? defaultUid(itemIndex), body };
 	};
 }

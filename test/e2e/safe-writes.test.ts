@@ -1,0 +1,94 @@
+// What an ordinary n8n workflow hands the node, in a real n8n (both majors): an expression that resolves to nothing,
+// Loop Over Items, Execute Once. Each must leave the backlog as the user meant: nothing closed by a typo, a task per
+// loop run, no sync of a first item alone.
+import { randomUUID } from 'crypto';
+
+import type { N8nMajor } from '../../tools/n8n/n8n';
+import type { Stage } from './lib/backlog';
+import { backlogNode, codeNode, importAndRun, manualWorkflow, nodeError, nodeOutput, printTimings, runError, setUpStage } from './lib/backlog';
+
+afterAll(() => printTimings('safe-writes'));
+
+/** Tickets keyed "ID": an External ID of {{ $json.id }} (the key typo) resolves to undefined for each. */
+const typoTickets = [
+	{ ID: 'TY-1', subject: 'Typo one' },
+	{ ID: 'TY-2', subject: 'Typo two' },
+	{ ID: 'TY-3', subject: 'Typo three' },
+];
+
+describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
+	let stage: Stage;
+	const wid = (name: string) => `e2eSafe${major}${name}`.slice(0, 16).padEnd(16, '0');
+	const tasksOf = (source: string) => [...stage.sim.tasks.values()].filter((task) => task.fields.source === source);
+
+	beforeAll(async () => {
+		stage = await setUpStage(major);
+	}, 30 * 60_000);
+
+	afterAll(async () => {
+		await stage?.dispose();
+	}, 120_000);
+
+	it('Sync Backlog with External ID {{ $json.id }} on items keyed "ID" fails naming the item and the field, and closes nothing', async () => {
+		stage.sim.seedTasks(30, (i) => ({ fields: { title: `Open ${i}`, ticket_id: `TY-${i + 10}`, source: 'e2e-typo' } }));
+		stage.sim.clearRequests();
+		const workflow = manualWorkflow(wid('Typo'), 'e2e: sync with a key typo', [
+			codeNode('Tickets', typoTickets),
+			backlogNode('Sync', { resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.subject }}', sourceValue: 'e2e-typo' }),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'Sync') ?? runError(result.run);
+		expect(error?.message).toMatch(/Item 0: "External ID" is empty/);
+		expect(tasksOf('e2e-typo').filter((task) => task.status === 'DONE')).toHaveLength(0);
+		expect(tasksOf('e2e-typo')).toHaveLength(30);
+		expect(stage.sim.requests).toHaveLength(0);
+	}, 300_000);
+
+	it('Create inside Loop Over Items (batch size 1) creates a task per item, even with equal titles', async () => {
+		const title = `Loop ${major} ${randomUUID().slice(0, 8)}`;
+		const workflow = {
+			id: wid('Loop'),
+			name: 'e2e: create in a loop',
+			active: false,
+			settings: { executionOrder: 'v1' },
+			pinData: {},
+			nodes: [
+				{ id: randomUUID(), name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
+				{ ...codeNode('Items', [{ title }, { title }, { title }]), id: randomUUID(), position: [240, 0] },
+				{ id: randomUUID(), name: 'Loop', type: 'n8n-nodes-base.splitInBatches', typeVersion: 3, position: [480, 0], parameters: { batchSize: 1, options: {} } },
+				{ ...backlogNode('Create', { resource: 'task', operation: 'create', title: '={{ $json.title }}' }), id: randomUUID(), position: [720, 0] },
+			],
+			connections: {
+				Manual: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
+				Items: { main: [[{ node: 'Loop', type: 'main', index: 0 }]] },
+				Loop: { main: [[], [{ node: 'Create', type: 'main', index: 0 }]] },
+				Create: { main: [[{ node: 'Loop', type: 'main', index: 0 }]] },
+			},
+		};
+		const result = await importAndRun(stage, workflow, 0);
+		expect(result.code).toBe(0);
+		const created = [0, 1, 2].map((runIndex) => nodeOutput(result.run, 'Create', runIndex)[0]?.uid);
+		expect(new Set(created).size).toBe(3);
+		expect([...stage.sim.tasks.values()].filter((task) => task.fields.title === title)).toHaveLength(3);
+	}, 300_000);
+
+	it('Sync Backlog with Execute Once fails before any request and closes nothing', async () => {
+		stage.sim.seedTasks(3, (i) => ({ fields: { title: `Once ${i}`, ticket_id: `EO-${i + 1}`, source: 'e2e-once' } }));
+		stage.sim.clearRequests();
+		const workflow = manualWorkflow(wid('Once'), 'e2e: sync with execute once', [
+			codeNode('Tickets', [1, 2, 3].map((i) => ({ id: `EO-${i}`, subject: `Once ${i - 1}` }))),
+			backlogNode(
+				'Sync',
+				{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.subject }}', sourceValue: 'e2e-once' },
+				{ executeOnce: true },
+			),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'Sync') ?? runError(result.run);
+		expect(error?.message).toBe('Sync Backlog cannot run with Execute Once');
+		expect(tasksOf('e2e-once').filter((task) => task.status === 'DONE')).toHaveLength(0);
+		expect(stage.sim.requests).toHaveLength(0);
+	}, 300_000);
+});

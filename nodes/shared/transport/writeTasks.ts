@@ -25,8 +25,8 @@ export interface WriteOptions {
 	batchSize: number;
 	/** Send nothing more after a batch failed (the node stops at the first error without Continue On Fail). */
 	stopOnError?: boolean;
-	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. */
-	known?: Map<string, IDataObject>;
+	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
+	known?: Map<string, IDataObject | undefined>;
 }
 
 function sameValue(actual: unknown, wanted: unknown): boolean {
@@ -241,7 +241,7 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	});
 	const unique = [...groups.values()].map(({ write }) => write);
 	const needsRead = unique.filter((write) => write.mode !== 'patch' || write.body.fields).map((write) => write.uid);
-	const known = options.known ?? new Map<string, IDataObject>();
+	const known = options.known ?? new Map<string, IDataObject | undefined>();
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
 	if (toRead.length > 0) {

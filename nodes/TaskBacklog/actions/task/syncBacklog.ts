@@ -228,11 +228,13 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
 	const existing = (await client.list({ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } }, PAGE_SIZE))
 		.filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
-	const known = new Map(existing.map((task) => [String(task.uid).toLowerCase(), task]));
+	const known = new Map<string, IDataObject | undefined>(existing.map((task) => [String(task.uid).toLowerCase(), task]));
 	// A ticket whose task is not listed may still have one: archived (the listing hides those), or without this source.
 	const unlisted = [...tickets.keys()].filter((uid) => !known.has(uid));
 	if (unlisted.length > 0) {
-		for (const [uid, task] of await readTasksByUid(client, unlisted, tickets.get(unlisted[0])?.itemIndex)) known.set(uid, task);
+		const found = await readTasksByUid(client, unlisted, tickets.get(unlisted[0])?.itemIndex);
+		// Read and not found: the write creates it without reading again.
+		for (const uid of unlisted) known.set(uid, found.get(uid));
 	}
 
 	const steps: Step[] = [...duplicates];

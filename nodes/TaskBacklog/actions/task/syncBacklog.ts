@@ -4,22 +4,19 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { readTasksByUid } from '../../../shared/transport/queryTasks';
 import type { TaskWrite } from '../../../shared/transport/writeTasks';
-import { hasValues, writeTasks } from '../../../shared/transport/writeTasks';
+import { writeTasks } from '../../../shared/transport/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
-import { invalidParameter, requiredText, requireFieldName } from '../shared/parameters';
-import { parametersReadOnce } from '../shared/readOnce';
+import { requiredText, requireFieldName } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
 import { batchSize } from '../shared/requestOptions';
-import { taskInputReader } from '../shared/taskInput';
+import type { Source, Step } from '../shared/syncPlan';
+import { closeGuard, closesFor, DEFAULT_CLOSE_ALLOWANCE, DEFAULT_MAX_CLOSE_SHARE, GUARD_HINT, readTickets, stepFor } from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
 
 export const wholeInput = true;
 
-/** The mass-close guard's defaults: see closeGuard and the README ("How it works"). */
-const DEFAULT_MAX_CLOSE_SHARE = 20;
-const DEFAULT_CLOSE_ALLOWANCE = 10;
 
 
 export const description = forOperation('task', 'syncBacklog', [
@@ -110,102 +107,6 @@ export const description = forOperation('task', 'syncBacklog', [
 	},
 ]);
 
-type Action = 'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate';
-
-interface Step {
-	action: Action;
-	uid: string;
-	externalId?: string;
-	itemIndex?: number;
-	body: IDataObject;
-	/** For a duplicate: the later input item whose values were applied instead. */
-	supersededBy?: number;
-}
-
-interface Ticket {
-	uid: string;
-	externalId: string;
-	fields: IDataObject;
-	itemIndex: number;
-}
-
-/**
- * Every input item read through the one task-input reader, each marked with the source. Every item must be valid,
- * even with Continue On Fail: skipping a bad one would close its task. The same external ID twice: the later item's
- * values are applied, and the earlier item's row says so.
- */
-function readTickets(ctx: IExecuteFunctions, itemIndexes: number[], source: Source, options: IDataObject) {
-	const readTask = taskInputReader(parametersReadOnce(ctx), 'syncBacklog', options);
-	const tickets = new Map<string, Ticket>();
-	const duplicates: Step[] = [];
-	for (const itemIndex of itemIndexes) {
-		const { uid, externalId, fields } = readTask(itemIndex);
-		fields[source.field] = source.value;
-		const earlier = tickets.get(uid!);
-		if (earlier) {
-			duplicates.push({ action: 'duplicate', uid: uid!, externalId: earlier.externalId, itemIndex: earlier.itemIndex, body: {}, supersededBy: itemIndex });
-			tickets.delete(uid!);
-		}
-		tickets.set(uid!, { uid: uid!, externalId: externalId!, fields, itemIndex });
-	}
-	return { tickets, duplicates };
-}
-
-interface Source {
-	field: string;
-	value: string;
-}
-
-/** What a ticket's task needs: made, restored from the archive, reopened, changed, or nothing. */
-function stepFor(ticket: Ticket, task: IDataObject | undefined): Step {
-	const { uid, externalId, fields, itemIndex } = ticket;
-	const body: IDataObject = { fields };
-	let action: Action = !task ? 'create' : hasValues(task, body) ? 'unchanged' : 'update';
-	if (task?.status === 'DONE') {
-		body.status = 'TODO';
-		action = 'reopen';
-	}
-	if (task?.archived === true) {
-		// The ticket is open, so its task belongs in the backlog: an archived one is restored, not made again.
-		body.archived = false;
-		action = 'unarchive';
-	}
-	return { action, uid, externalId, itemIndex, body };
-}
-
-/**
- * The mass-close guard (as rsync's and rclone's --max-delete): a run that would close more than the allowed share of
- * the source's open tasks is most likely a short input (a key typo, an input cut to its first page, a filter gone
- * wrong), which looks exactly like many closed tickets. The message says how many, which, and how to allow it.
- */
-function closeGuard(ctx: IExecuteFunctions, options: IDataObject, closes: Step[], open: number, source: Source): string | undefined {
-	const allowance = limitOption(ctx, options.closeAllowance, DEFAULT_CLOSE_ALLOWANCE, 'Always Allow Closing Up To', Infinity);
-	const maxShare = limitOption(ctx, options.maxCloseShare, DEFAULT_MAX_CLOSE_SHARE, 'Max Share to Close (%)', 100);
-	if (maxShare >= 100 || closes.length <= Math.max(allowance, Math.floor((open * maxShare) / 100))) return undefined;
-	const share = Math.round((closes.length / Math.max(open, 1)) * 100);
-	const some = closes
-		.slice(0, 5)
-		.map((step) => (step.externalId !== undefined ? `external ID ${String(step.externalId)}` : `task ${step.uid}`))
-		.join(', ');
-	return (
-		`Sync Backlog would close ${closes.length} of the ${open} open tasks of source "${source.value}" (${share}%), more than ` +
-		`the ${maxShare}% allowed (Max Share to Close) and more than ${allowance} (Always Allow Closing Up To); ` +
-		`nothing was written. Some of them: ${some}${closes.length > 5 ? ', ...' : ''}.`
-	);
-}
-
-const GUARD_HINT =
-	'Usually the input is short: an External ID expression that finds nothing, an upstream node that returned only its first page, a filter gone wrong. Check the input with Dry Run. If these tickets really are closed, raise Sync Options › Max Share to Close (%) (100 turns the guard off) for this run.';
-
-function limitOption(ctx: IExecuteFunctions, value: unknown, fallback: number, name: string, max: number): number {
-	if (value === undefined || value === '') return fallback;
-	const number = typeof value === 'number' ? value : Number(value);
-	if (typeof value === 'boolean' || value === null || !Number.isFinite(number) || number < 0 || number > max) {
-		throw invalidParameter(ctx, 0, name, `must be a number from 0${max === Infinity ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`);
-	}
-	return number;
-}
-
 /**
  * The spec's "custom integration" done inside n8n: upsert every ticket (batched), close what is gone.
  * The input is the whole set of open tickets, so Execute Once (only the first item) is refused, and a run that would
@@ -239,14 +140,8 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 
 	const steps: Step[] = [...duplicates];
 	for (const ticket of tickets.values()) steps.push(stepFor(ticket, known.get(ticket.uid)));
-	const idField = String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD);
 	const open = existing.filter((task) => task.status !== 'DONE' && task.archived !== true);
-	const closes: Step[] = open
-		.filter((task) => !tickets.has(String(task.uid).toLowerCase()))
-		.map((task) => {
-			const externalId = ((task.fields ?? {}) as IDataObject)[idField] as string | undefined;
-			return { action: 'close', uid: String(task.uid).toLowerCase(), externalId, body: { status: 'DONE' } };
-		});
+	const closes = closesFor(open, tickets, String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD));
 	steps.push(...closes);
 
 	const dryRun = this.getNodeParameter('dryRun', 0, false) as boolean;

@@ -1,5 +1,7 @@
 // The one reader of task input (Create, Create or Update, Sync Backlog; Define Below and Map Automatically): what an
 // n8n user's expressions and loops hand the node, and what the node must refuse before any request.
+import type { IDataObject } from 'n8n-workflow';
+
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { runBacklog, useSimulator } from '../helpers/backlog';
@@ -23,7 +25,7 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 	];
 
 	describe.each(empties)('the value is %s', (_, value) => {
-		const items = [{ title: 'One', id: value }];
+		const items = [{ title: 'One', id: value }] as IDataObject[];
 
 		it('Create or Update by External ID', async () => {
 			const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: '={{ $json.id }}', title: '={{ $json.title }}' }, { items });
@@ -80,7 +82,7 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 	it('an error message never carries the text "undefined" as a value that was sent', async () => {
 		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: '={{ $json.id }}', title: 'x' }, { items: typoTickets });
 		expect(sim.tasks.size).toBe(0);
-		expect(run.error?.description).toMatch(/key spelled differently/);
+		expect((run.error as { description?: string } | undefined)?.description).toMatch(/key spelled differently/);
 	});
 });
 

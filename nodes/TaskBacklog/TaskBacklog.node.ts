@@ -13,7 +13,10 @@ export class TaskBacklog implements INodeType {
 		name: 'taskBacklog',
 		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		// 2: a condition of Query has Value Type Automatic by default (a number or boolean typed as text matches it as
+		// stored). Workflows saved with version 1 keep String as the default and send the text as typed, as before.
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description: 'Create, update, close and find tasks and comments in the Task Backlog Service',
 		defaults: { name: 'Task Backlog' },

@@ -1,4 +1,5 @@
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/transport/queryTasks';
@@ -18,6 +19,23 @@ const OPERATORS: Record<string, string> = {
 	greaterThanOrEqual: '>=',
 	in: 'in',
 	contains: 'contains',
+};
+
+/** Value Type as version 1 has it (its default, String, sends the text as typed). */
+const VALUE_TYPE_V1: INodeProperties = {
+	displayName: 'Value Type',
+	name: 'valueType',
+	type: 'options',
+	default: 'string',
+	description:
+		'How the value is sent. The service compares a custom field with the type it was stored with, so a number stored as 1 is matched by Number, not by String.',
+	options: [
+		{ name: 'Boolean', value: 'boolean', description: 'True or false' },
+		{ name: 'JSON', value: 'json', description: 'Any JSON value, e.g. {"a": 1} or [1, 2]' },
+		{ name: 'Null', value: 'null', description: 'The value is ignored; null is sent' },
+		{ name: 'Number', value: 'number', description: 'A number such as 1 or 2.5' },
+		{ name: 'String', value: 'string', description: 'The text as typed' },
+	],
 };
 
 export const description = forOperation('task', 'query', [
@@ -83,19 +101,25 @@ export const description = forOperation('task', 'query', [
 						default: '',
 						description: 'For "in", a comma-separated list',
 					},
+					// Version 1 (workflows saved before version 2): the text is sent as typed unless the row says otherwise.
+					{ ...VALUE_TYPE_V1, displayOptions: { show: { '@version': [1] } } },
+					// Version 2 on: Automatic, so a number or a boolean typed as text matches it as stored.
 					{
 						displayName: 'Value Type',
 						name: 'valueType',
 						type: 'options',
-						default: 'string',
+						default: 'auto',
 						description:
-							'How the value is sent. The service compares a custom field with the type it was stored with, so a number stored as 1 is matched by Number, not by String.',
+							'How the value is sent. The service may compare a custom field with the type it was stored with; Automatic finds a number or true/false typed as text whichever way it is stored (1 finds 1 and "1").',
+						displayOptions: { show: { '@version': [{ _cnd: { gte: 2 } }] } },
 						options: [
-							{ name: 'Boolean', value: 'boolean', description: 'True or false' },
-							{ name: 'JSON', value: 'json', description: 'Any JSON value, e.g. {"a": 1} or [1, 2]' },
-							{ name: 'Null', value: 'null', description: 'The value is ignored; null is sent' },
-							{ name: 'Number', value: 'number', description: 'A number such as 1 or 2.5' },
-							{ name: 'String', value: 'string', description: 'The text as typed' },
+							{
+								name: 'Automatic',
+								value: 'auto',
+								description:
+									'Text that spells a number (as JSON writes it: 1, 2.5, not 007) or true/false matches it stored as a number or boolean or as that text; the ordering operators compare the number. Other text is sent as typed.',
+							},
+							...(VALUE_TYPE_V1.options ?? []),
 						],
 					},
 				],
@@ -187,13 +211,57 @@ function typedValue(ctx: IExecuteFunctions, itemIndex: number, row: number, type
 	}
 }
 
-function builtQuery(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
+/** A number in JSON's syntax ("1", "-2.5", "1e3"; not "007", "0x10" or ""): the types the service stores (spec 2.3). */
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The number or boolean a text spells in JSON, if any. */
+function spelled(text: string): number | boolean | undefined {
+	const trimmed = text.trim();
+	if (trimmed === 'true' || trimmed === 'false') return trimmed === 'true';
+	if (!JSON_NUMBER.test(trimmed)) return undefined;
+	const number = Number(trimmed);
+	return Number.isFinite(number) ? number : undefined;
+}
+
+/**
+ * Value Type Automatic (version 2 on). The service keeps each custom field's JSON type and may compare types strictly
+ * (spec 2.3), so a text that spells a number or a boolean is looked for in both forms, as Get Many's custom-field
+ * filters do: `==` and `!=` become `in [text, value]` (negated for `!=`), each entry of `in` adds its typed form. A
+ * text stored as text ("1", or "007", which is no JSON number) is still found. Ordering operators compare the typed
+ * value (a number typed for `>` means a number); `contains` and any other text are sent as typed.
+ */
+function automaticCondition(field: string, operator: string, raw: unknown, negated: boolean): IDataObject {
+	const text = typeof raw === 'string' ? raw : String(raw ?? '');
+	const forms = (entry: string) => {
+		const value = spelled(entry);
+		return value === undefined ? [entry] : [entry, value];
+	};
+	if (operator === 'in') {
+		const value = text.split(',').flatMap((entry) => forms(entry.trim()));
+		return { field, operator, value, negated };
+	}
+	const value = spelled(text);
+	if (value === undefined || operator === 'contains') return { field, operator, value: text, negated };
+	if (operator === '==') return { field, operator: 'in', value: [text, value], negated };
+	if (operator === '!=') return { field, operator: 'in', value: [text, value], negated: !negated };
+	return { field, operator, value, negated };
+}
+
+/** The body from the condition rows, and the rows Automatic sent as `in` where the row says `==` or `!=`. */
+function builtQuery(ctx: IExecuteFunctions, itemIndex: number): { body: IDataObject; widened: number[] } {
+	const automaticTyping = ctx.getNode().typeVersion >= 2;
+	const widened: number[] = [];
 	const rows = ctx.getNodeParameter('conditions.condition', itemIndex, []) as IDataObject[];
 	const conditions = rows.map((row, position) => {
 		const field = String(row.field ?? '').trim();
 		if (!field) throw invalidParameter(ctx, itemIndex, `Conditions (row ${position + 1}) > Field`, 'is empty');
 		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
-		const type = row.valueType ?? 'string';
+		const type = row.valueType ?? (automaticTyping ? 'auto' : 'string');
+		if (automaticTyping && type === 'auto') {
+			const condition = automaticCondition(field, operator, row.value, row.negated === true);
+			if (condition.operator !== operator) widened.push(position + 1);
+			return condition;
+		}
 		const value =
 			operator === 'in' && type !== 'json'
 				? String(row.value ?? '')
@@ -211,13 +279,13 @@ function builtQuery(ctx: IExecuteFunctions, itemIndex: number): IDataObject {
 		body.condition = { combinator: ctx.getNodeParameter('combinator', itemIndex, 'and'), conditions };
 	}
 	if (sorts.length > 0) body.sorts = sorts;
-	return body;
+	return { body, widened };
 }
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
-	const body =
+	const { body, widened } =
 		this.getNodeParameter('queryMode', itemIndex) === 'json'
-			? jsonObject(this, itemIndex, 'Query (JSON)', this.getNodeParameter('queryJson', itemIndex))
+			? { body: jsonObject(this, itemIndex, 'Query (JSON)', this.getNodeParameter('queryJson', itemIndex)), widened: [] }
 			: builtQuery(this, itemIndex);
 	const max = maxResults(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
@@ -225,6 +293,17 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	if (expand.length > 0) body.expand = expand;
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
 	// Every match or the first `max`, paged whichever way the server allows (never a silent first page).
-	const tasks = await queryTasks(client, { body, archived: options.archived === true, maxItems: max, itemIndex });
+	const tasks = await queryTasks(client, { body, archived: options.archived === true, maxItems: max, itemIndex }).catch(
+		(error: unknown) => {
+			// The spec documents only `==`: say what Automatic sent, and how to send `==` instead.
+			const refused = error instanceof NodeApiError && ['400', '422'].includes(String(error.httpCode));
+			if (refused && widened.length > 0) {
+				const [rows, those] = widened.length > 1 ? [`rows ${widened.join(', ')}`, "those rows'"] : [`row ${widened[0]}`, "that row's"];
+				const hint = `Value Type Automatic sent condition ${rows} as "in" [text, number or boolean], to match the value stored either way. If the service does not take "in" (the spec documents only "=="), set ${those} Value Type to the type the field is stored with (Number, Boolean or String).`;
+				error.description = error.description ? `${error.description} ${hint}` : hint;
+			}
+			throw error;
+		},
+	);
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
 }

@@ -1,5 +1,5 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { randomUid } from '../../../shared/transport/uuid';
@@ -73,6 +73,15 @@ export function readCommentBody(ctx: IExecuteFunctions, itemIndex: number, text:
 	return body;
 }
 
+/**
+ * Whether the comment found under our uid is our own earlier attempt (a retry after a lost answer): on the same task,
+ * with the same text. The service may trim the text or not send task_uid back; anything else is another comment.
+ */
+function isOurComment(existing: IDataObject, task: string, text: string): boolean {
+	if (existing.task_uid !== undefined && existing.task_uid !== null && existing.task_uid !== task) return false;
+	return typeof existing.text === 'string' && existing.text.trim() === text.trim();
+}
+
 /** The comment carries a client-chosen uid, so a retried POST is recognised rather than doubled. */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);
@@ -84,8 +93,24 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	try {
 		return [await client.request<IDataObject>({ method: 'POST', path: `/tasks/${task}/comments`, body, idempotent: true, itemIndex })];
 	} catch (error) {
-		// A retry after a lost response finds the comment already there: that is the comment we made.
 		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw asNodeError(this, error, itemIndex);
-		return [await client.request<IDataObject>({ method: 'GET', path: `/tasks/${task}/comments/${uid}`, itemIndex })];
 	}
+	// The uid is taken. A retry after a lost answer finds the comment it made: that one is a success. A comment
+	// with other text (or on another task, where this task's path does not find it) is someone else's.
+	let existing: IDataObject | undefined;
+	try {
+		existing = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${task}/comments/${uid}`, itemIndex });
+	} catch (error) {
+		if (!(error instanceof NodeApiError) || error.httpCode !== '404') throw asNodeError(this, error, itemIndex);
+	}
+	if (existing && isOurComment(existing, task, text)) return [existing];
+	throw new NodeOperationError(
+		this.getNode(),
+		`Item ${itemIndex}: a comment with the UID ${uid} already exists ${existing ? 'with other text' : 'on another task'}; nothing was written`,
+		{
+			itemIndex,
+			description:
+				'Leave Additional Fields › UID empty to add a new comment (a new uid is then chosen), or use Comment › Update to change the text of that comment.',
+		},
+	);
 }

@@ -11,7 +11,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { apiError, networkError, redirectError, retryLaterError } from './errors';
+import { apiError, hostNotFoundError, networkError, redirectError, retryLaterError } from './errors';
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
@@ -53,8 +53,16 @@ export interface Page {
 	meta?: { self_cursor?: string | null; next_cursor?: string | null; total_count?: number };
 }
 
-/** Statuses the spec calls transient. A 429 was not processed, so it is retried even for a non-idempotent write. */
-const RETRIED_STATUSES = new Set([429, 500, 502, 503]);
+/**
+ * Statuses the spec calls transient, and 504 (a gateway in front of the service gave up waiting: transient as a 502).
+ * A 429 was not processed, so it is retried even for a non-idempotent write; the 5xx only for an idempotent request.
+ */
+const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
+/**
+ * Network failures retried (for an idempotent request) as the spec's transient errors. EHOSTUNREACH and ENETUNREACH
+ * (no route to the host) are among them, as ECONNREFUSED is: a route or a VPN coming back, or a host restarting,
+ * clears them, and a wrong address still fails after the last attempt with the Base URL named.
+ */
 const NETWORK_ERROR_CODES = [
 	'ECONNRESET',
 	'ETIMEDOUT',
@@ -63,8 +71,16 @@ const NETWORK_ERROR_CODES = [
 	'ECONNABORTED',
 	'ESOCKETTIMEDOUT',
 	'EAI_AGAIN',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
 	'UND_ERR_SOCKET',
 ];
+/**
+ * The host name of the Base URL does not exist (the DNS answered "no such name"): a configuration error, which no
+ * retry mends. The request fails at once, saying to check the Base URL. (A DNS that could not answer is EAI_AGAIN,
+ * retried above.)
+ */
+const HOST_NOT_FOUND = 'ENOTFOUND';
 /**
  * What a network failure says once wrapped: n8n 1.x turns it into a NodeApiError whose message is a sentence per
  * code and drops the cause, so the sentence is all that is left to recognise it by.
@@ -74,7 +90,12 @@ const NETWORK_ERROR_TEXTS: Array<[RegExp, string]> = [
 	[/timeout of \d+ms exceeded|connection timed out/i, 'ETIMEDOUT'],
 	[/refused the connection/i, 'ECONNREFUSED'],
 	[/connection was aborted/i, 'ECONNABORTED'],
+	[/host is unreachable/i, 'EHOSTUNREACH'],
+	[/DNS server returned an error/i, 'EAI_AGAIN'],
+	[/incorrect host \(domain\)/i, HOST_NOT_FOUND],
 ];
+
+const KNOWN_ERROR_CODES = [...NETWORK_ERROR_CODES, HOST_NOT_FOUND];
 
 function networkErrorCode(error: unknown): string | undefined {
 	const seen = new Set<unknown>();
@@ -82,9 +103,9 @@ function networkErrorCode(error: unknown): string | undefined {
 	while (current && typeof current === 'object' && !seen.has(current)) {
 		seen.add(current);
 		const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
-		if (typeof code === 'string' && NETWORK_ERROR_CODES.includes(code)) return code;
+		if (typeof code === 'string' && KNOWN_ERROR_CODES.includes(code)) return code;
 		if (typeof message === 'string') {
-			const found = NETWORK_ERROR_CODES.find((known) => message.includes(known));
+			const found = KNOWN_ERROR_CODES.find((known) => message.includes(known));
 			if (found) return found;
 			const described = NETWORK_ERROR_TEXTS.find(([pattern]) => pattern.test(message));
 			if (described) return described[1];
@@ -94,14 +115,56 @@ function networkErrorCode(error: unknown): string | undefined {
 	return undefined;
 }
 
-/** Retry-After in seconds or as an HTTP date; undefined when absent or unreadable. */
-function retryAfterMs(headers: IDataObject | undefined): number | undefined {
-	const value = headers?.['retry-after'];
+/**
+ * Retry-After in seconds or as an HTTP date; undefined when absent, empty, unreadable, or asking for no wait at all
+ * (0, a negative number, a date already past): such a value would turn the backoff off and retry at once, so the
+ * normal exponential backoff is kept instead.
+ */
+export function retryAfterMs(headers: IDataObject | undefined, nowMs = Date.now()): number | undefined {
+	const raw = headers?.['retry-after'];
+	const value = Array.isArray(raw) ? raw[0] : raw;
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-	const date = Date.parse(String(value));
-	return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+	const text = String(value).trim();
+	if (text === '') return undefined;
+	const seconds = Number(text);
+	const waitMs = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(text) - nowMs;
+	return Number.isFinite(waitMs) && waitMs > 0 ? waitMs : undefined;
+}
+
+/**
+ * A number of the credential: its default when the field is empty (a credential saved before the field existed),
+ * otherwise a finite number of at least `min`, or an error naming the field. Nothing is silently replaced: a limit of
+ * 0 does not become 60, nor a negative window a millisecond.
+ */
+function credentialNumber(ctx: BacklogContext, value: unknown, field: string, fallback: number, min: number, rule: string): number {
+	if (value === undefined || value === null || value === '') return fallback;
+	const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+	if (Number.isFinite(number) && number >= min) return number;
+	throw new NodeOperationError(
+		ctx.getNode(),
+		`The Task Backlog API credential's ${field} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
+		{ description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).` },
+	);
+}
+
+/**
+ * The forms in which a server may echo the token: as is, URL-encoded (a query string, a redirect's Location, a form
+ * body: %XX in either case, a space as %20 or +), and URL-encoded twice. Longest first, so that a form holding another is
+ * replaced whole.
+ */
+export function tokenForms(token: string): string[] {
+	if (token.length < 4) return [];
+	const component = encodeURIComponent(token);
+	const form = new URLSearchParams({ t: token }).toString().slice(2);
+	const forms = new Set([token, component, encodeURI(token), form, encodeURIComponent(component)]);
+	for (const encoded of [...forms]) forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+	return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/** Replaces every form of the token (tokenForms) in a text with ***. */
+export function redactor(token: string): (text: string) => string {
+	const forms = tokenForms(token);
+	return (text) => forms.reduce((result, form) => result.split(form).join('***'), text);
 }
 
 export function normalizeBaseUrl(value: unknown): string | undefined {
@@ -186,9 +249,17 @@ export class BacklogClient {
 		if (credentials.versioning) headers['service-versioning'] = String(credentials.versioning);
 		if (credentials.actingUserUid) headers['service-user'] = String(credentials.actingUserUid);
 		const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex');
-		const limit = Number(credentials.requestsPerMinute) || 60;
-		const windowMs = (Number(credentials.rateLimitWindowSeconds) || 60) * 1000;
-		const redact = (text: string) => (token.length >= 4 ? text.split(token).join('***') : text);
+		const limit = credentialNumber(this.ctx, credentials.requestsPerMinute, 'Requests per Minute', 60, 1, 'a number of 1 or more');
+		const windowSeconds = credentialNumber(
+			this.ctx,
+			credentials.rateLimitWindowSeconds,
+			'Rate Limit Window (Seconds)',
+			60,
+			0.01,
+			'a number of seconds of at least 0.01',
+		);
+		const windowMs = windowSeconds * 1000;
+		const redact = redactor(token);
 		return { baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
 	}
 
@@ -230,6 +301,7 @@ export class BacklogClient {
 				release();
 				const code = networkErrorCode(error);
 				const context = { ...request, attempts: attempt, baseUrl };
+				if (code === HOST_NOT_FOUND) throw hostNotFoundError(node, context);
 				if (!code) {
 					// Not a network failure: say what happened without passing on the raw error (it holds the headers).
 					throw new NodeApiError(

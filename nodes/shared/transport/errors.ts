@@ -12,6 +12,7 @@ const STATUS_TEXT: Record<number, string> = {
 	500: 'Internal Server Error',
 	502: 'Bad Gateway',
 	503: 'Service Unavailable',
+	504: 'Gateway Timeout',
 };
 
 function describeDetail(detail: unknown): string | undefined {
@@ -172,6 +173,30 @@ export function networkError(
 		{
 			message: `${request.method} ${request.path} could not reach the service (${code}) after ${request.attempts} attempt(s)`,
 			description: `Check that the credential's Base URL (${request.baseUrl}) is right and reachable from n8n.`,
+			itemIndex: request.itemIndex,
+		},
+	);
+}
+
+/** The host name of the Base URL does not resolve (ENOTFOUND): a configuration error, reported without a retry. */
+export function hostNotFoundError(
+	node: INode,
+	request: { method: string; path: string; attempts: number; baseUrl: string; itemIndex?: number },
+): NodeApiError {
+	let host = request.baseUrl;
+	try {
+		host = new URL(request.baseUrl).hostname;
+	} catch {
+		// The Base URL was checked before anything was sent; keep it whole if it cannot be read again.
+	}
+	// Neither the message nor the response names the code: n8n would put its own sentence for it in place of the
+	// message, which names neither the host nor the field to correct.
+	return new NodeApiError(
+		node,
+		{ message: `Host not found: ${host}` },
+		{
+			message: `${request.method} ${request.path} could not reach the service: the host name "${host}" was not found`,
+			description: `Check the Base URL in the Task Backlog API credential (now ${request.baseUrl}): its host name does not exist in the DNS (ENOTFOUND), so the request was not retried. Correct a typo, or use an address n8n can resolve (a name known only inside another network is not found from here).`,
 			itemIndex: request.itemIndex,
 		},
 	);

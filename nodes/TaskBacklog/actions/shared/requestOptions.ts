@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { RetryPolicy } from '../../../shared/transport/client';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
@@ -55,11 +56,48 @@ function options(ctx: IExecuteFunctions): IDataObject {
 	return ctx.getNodeParameter('requestOptions', 0, {}) as IDataObject;
 }
 
+/**
+ * A number of Request Options (read once, for item 0): its default when not set, otherwise the number it spells if
+ * `valid` accepts it, or an error naming the option. An expression giving "five" must not become NaN attempts (which
+ * never run out) nor a negative delay (no backoff at all).
+ */
+function optionNumber(
+	ctx: IExecuteFunctions,
+	value: unknown,
+	name: string,
+	fallback: number,
+	valid: (number: number) => boolean,
+	rule: string,
+): number {
+	if (value === undefined || value === null || value === '') return fallback;
+	const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+	if (valid(number)) return number;
+	throw new NodeOperationError(
+		ctx.getNode(),
+		`Item 0: Request Options › ${name} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
+		{ itemIndex: 0, description: `Set ${name} under Request Options to ${rule} (the expression is read for the first item).` },
+	);
+}
+
 export function retryPolicy(ctx: IExecuteFunctions): RetryPolicy {
 	const { maxAttempts, retryDelayMs } = options(ctx);
 	return {
-		maxAttempts: Number(maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts),
-		baseDelayMs: Number(retryDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs),
+		maxAttempts: optionNumber(
+			ctx,
+			maxAttempts,
+			'Max Attempts',
+			DEFAULT_RETRY_POLICY.maxAttempts,
+			(number) => Number.isInteger(number) && number >= 1,
+			'a whole number of 1 or more',
+		),
+		baseDelayMs: optionNumber(
+			ctx,
+			retryDelayMs,
+			'Retry Delay (Ms)',
+			DEFAULT_RETRY_POLICY.baseDelayMs,
+			(number) => Number.isFinite(number) && number >= 0,
+			'a number of milliseconds, 0 or more',
+		),
 		maxDelayMs: DEFAULT_RETRY_POLICY.maxDelayMs,
 	};
 }

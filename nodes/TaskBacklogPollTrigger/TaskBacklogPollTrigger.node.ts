@@ -49,7 +49,8 @@ export class TaskBacklogPollTrigger implements INodeType {
 					{
 						name: 'Closed Task',
 						value: 'closedTask',
-						description: 'A task became DONE since the last poll (by its done_at)',
+						description:
+							'A task became DONE since the last poll: a DONE task changed since then (by its updated_at) whose done_at was not emitted before',
 					},
 					{
 						name: 'New Task',

@@ -6,14 +6,23 @@ export type PollEvent = 'newTask' | 'updatedTask' | 'closedTask';
 export interface PollState {
 	/** The event the markers in `seen` belong to; choosing another event starts over. */
 	event: PollEvent;
-	/** Newest updated_at seen in a listing: the next poll asks for changes from here (minus the lookback). */
+	/**
+	 * Newest updated_at seen in a listing, never later than the start of the poll that saw it: the next poll asks for
+	 * changes from here (minus the lookback).
+	 */
 	position: string;
 	/**
-	 * uid -> marker (created_at, updated_at or done_at, per event) of the last emission, for every emission whose
-	 * marker is still inside the window. It is what keeps a (uid, time) from being emitted twice: across polls that
-	 * overlap, for tasks sharing the position's timestamp, and when the server ignores the time filter.
+	 * uid -> window stamp (windowStamp: created_at for New Task, updated_at otherwise) of the last emission, for every
+	 * emission whose stamp is still inside the window. It is what keeps a (uid, time) from being emitted twice: across
+	 * polls that overlap, for tasks sharing the position's timestamp, and when the server ignores the time filter.
 	 */
 	seen: Record<string, string>;
+	/**
+	 * Closed Task only: uid -> done_at of the closing last emitted (or found at the baseline), kept after the window
+	 * has passed (up to MAX_SEEN), so that a later edit of a closed task is not emitted as closing it again. Absent in
+	 * a state saved before it existed: `seen` then held the done_at values.
+	 */
+	closed?: Record<string, string>;
 	/** Set only after `seen` overflowed: markers at or before it are never emitted again. */
 	floor?: string;
 	/**
@@ -61,6 +70,24 @@ export function marker(event: PollEvent, task: IDataObject): string | undefined 
 	if (event === 'newTask') return text(task.internal_created_at) ?? text(task.created_at);
 	if (event === 'closedTask') return task.status === 'DONE' ? (text(task.done_at) ?? text(task.updated_at)) : undefined;
 	return text(task.updated_at);
+}
+
+/**
+ * The time that places a task in a poll's window. Closed Task: the task's updated_at, since the write that closed it
+ * may carry a done_at from the past (a client may set it, e.g. to the time a ticket was closed elsewhere), which a
+ * window on done_at would never see; which closing it is, is told by done_at (the `closed` memory). Otherwise the
+ * marker.
+ */
+export function windowStamp(event: PollEvent, task: IDataObject): string | undefined {
+	const value = marker(event, task);
+	if (event !== 'closedTask' || value === undefined) return value;
+	return text(task.updated_at) ?? value;
+}
+
+/** The position never moves past the start of the poll: a stamp from a clock ahead would skip changes not yet read. */
+function notAfter(position: string, nowMs: number): string {
+	const at = instant(position);
+	return at && compareInstants(at, [nowMs, 0]) > 0 ? new Date(nowMs).toISOString() : position;
 }
 
 /** Start of the window the next poll looks at: the position minus the lookback. */
@@ -115,7 +142,19 @@ export function prune(state: PollState, lookbackMs: number): PollState {
 	for (const entry of kept) next.seen[entry.uid] = entry.value;
 	if (floor) next.floor = floor;
 	if (state.resume) next.resume = true;
+	if (state.closed) next.closed = pruneClosed(state.closed);
 	return next;
+}
+
+/** The closings remembered: the newest MAX_SEEN by done_at. */
+function pruneClosed(closed: Record<string, string>): Record<string, string> {
+	const entries = Object.entries(closed);
+	if (entries.length <= MAX_SEEN) return { ...closed };
+	const newest = entries
+		.map(([uid, value]) => ({ uid, value, at: instant(value) ?? ([0, 0] as Instant) }))
+		.sort((a, b) => compareInstants(b.at, a.at))
+		.slice(0, MAX_SEEN);
+	return Object.fromEntries(newest.map(({ uid, value }) => [uid, value]));
 }
 
 /**
@@ -129,11 +168,14 @@ export function baseline(
 	lookbackMs: number,
 	nowMs: number,
 ): PollState {
-	const position = newestUpdate(fetched, undefined, nowMs) ?? fallbackPosition;
+	const position = notAfter(newestUpdate(fetched, undefined, nowMs) ?? fallbackPosition, nowMs);
 	const state: PollState = { event, position, seen: {} };
+	if (event === 'closedTask') state.closed = {};
 	for (const task of latestByUid(fetched)) {
-		const value = marker(event, task);
-		if (value && instant(value)) state.seen[task.uid as string] = value;
+		const value = windowStamp(event, task);
+		if (!value || !instant(value)) continue;
+		state.seen[task.uid as string] = value;
+		if (state.closed) state.closed[task.uid as string] = marker(event, task) as string;
 	}
 	return prune(state, lookbackMs);
 }
@@ -154,10 +196,12 @@ export function selectChanges(
 	const start = windowStart(state.position, lookbackMs);
 	const floor = instant(state.floor);
 	const seen = { ...state.seen };
+	// Closed Task: the closings already emitted (a state saved before `closed` existed kept them, done_at, in `seen`).
+	const closed = state.event === 'closedTask' ? { ...(state.closed ?? state.seen) } : undefined;
 	const picked: Array<{ task: IDataObject; at: Instant; uid: string }> = [];
 	for (const task of latestByUid(fetched)) {
 		const uid = task.uid as string;
-		const value = marker(state.event, task);
+		const value = windowStamp(state.event, task);
 		const at = instant(value);
 		if (!value || !at || !matches(task)) continue;
 		if (start && compareInstants(at, start) < 0) continue;
@@ -165,11 +209,17 @@ export function selectChanges(
 		const previous = instant(seen[uid]);
 		if (previous && compareInstants(previous, at) >= 0) continue;
 		seen[uid] = value;
+		if (closed) {
+			// An edit of a task whose closing was already emitted: the same done_at.
+			const done = marker(state.event, task) as string;
+			if (closed[uid] === done) continue;
+			closed[uid] = done;
+		}
 		picked.push({ task, at, uid });
 	}
 	picked.sort((a, b) => compareInstants(a.at, b.at) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
-	const position = newestUpdate(fetched, state.position, nowMs) ?? state.position;
-	const next = prune({ event: state.event, position, seen, floor: state.floor, resume: !complete }, lookbackMs);
+	const position = notAfter(newestUpdate(fetched, state.position, nowMs) ?? state.position, nowMs);
+	const next = prune({ event: state.event, position, seen, floor: state.floor, resume: !complete, closed }, lookbackMs);
 	return { emit: picked.map(({ task }) => task), next };
 }
 

@@ -39,7 +39,7 @@ export const requestOptionsProperty = (batchedOperations: string[]): INodeProper
 			typeOptions: { minValue: 1, maxValue: 10 },
 			default: 5,
 			description:
-				'Attempts per request, the first included. 429, 500, 502, 503 and network errors are retried with exponential backoff; writes are idempotent, so a retry never duplicates a task.',
+				'Attempts per request, the first included. 429, 500, 502, 503, 504 and network errors are retried with exponential backoff; writes are idempotent, so a retry never duplicates a task.',
 		},
 		{
 			displayName: 'Retry Delay (Ms)',

@@ -27,6 +27,11 @@ export interface WriteOptions {
 	stopOnError?: boolean;
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
+	/**
+	 * Read the custom fields of the tasks a PATCH batch sends again just before sending it (Sync Backlog, whose listing
+	 * may be minutes old): a key set meanwhile by someone else is kept even where PATCH replaces `fields`.
+	 */
+	rereadBeforePatch?: boolean;
 }
 
 function sameValue(actual: unknown, wanted: unknown): boolean {
@@ -45,24 +50,50 @@ function sameValue(actual: unknown, wanted: unknown): boolean {
 	return actual === wanted || (actual == null && wanted == null);
 }
 
-/** Whether the task already carries every value of the body (`fields` compared key by key). */
-export function hasValues(task: IDataObject, body: IDataObject): boolean {
+/**
+ * Whether the task carries the values of the body, `fields` compared key by key. With `shownOnly`, a task property
+ * the task does not show is left out: `assignee_email` and `status_global` are written but are not part of a task's
+ * response (spec 2.2), so no answer can show them.
+ */
+function carries(task: IDataObject, body: IDataObject, shownOnly: boolean): boolean {
 	return Object.entries(body).every(([key, wanted]) => {
 		if (key === 'fields' && wanted && typeof wanted === 'object') {
 			const fields = (task.fields ?? {}) as IDataObject;
 			return Object.entries(wanted).every(([name, value]) => sameValue(fields[name], value));
 		}
-		return sameValue(task[key], wanted);
+		return (shownOnly && !(key in task)) || sameValue(task[key], wanted);
 	});
+}
+
+/** Nothing to write: the task holds every value of the body (a value it does not show cannot be known, so it is sent). */
+export const hasValues = (task: IDataObject, body: IDataObject): boolean => carries(task, body, false);
+
+/**
+ * Our own write: every value the task shows is the one we sent. Create decides with it that a task with its uid is its
+ * own earlier attempt (a retry), not someone else's; a value the answer does not echo would otherwise make it so.
+ */
+const showsOurValues = (task: IDataObject, body: IDataObject): boolean => carries(task, body, true);
+
+/** The custom fields of `wanted` whose value the task does not hold already: what a write has to change. */
+export function changedFields(task: IDataObject | undefined, wanted: IDataObject): IDataObject {
+	const current = (task?.fields ?? {}) as IDataObject;
+	const changed: IDataObject = {};
+	for (const [name, value] of Object.entries(wanted)) {
+		if (!(name in current) || !sameValue(current[name], value)) changed[name] = value;
+	}
+	return changed;
 }
 
 type Method = 'PUT' | 'PATCH';
 
-/** One request's worth of work: the body to send for a uid, and the writes (input items) it answers. */
+/** One request's worth of work: the values to write for a uid, and the write (input item) it answers. */
 interface Planned {
 	method: Method;
 	uid: string;
+	/** What the write sets; a PATCH sends it over the task's `current` custom fields (see sentBody). */
 	body: IDataObject;
+	/** The task as last read, for a PATCH: its custom fields are sent along, so none is lost where PATCH replaces. */
+	current?: IDataObject;
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
 	ifExisted?: 'patch' | 'fail';
@@ -78,8 +109,8 @@ function mergeBodies(earlier: IDataObject, later: IDataObject): IDataObject {
 }
 
 /** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
-function withCurrentFields(current: IDataObject, body: IDataObject): IDataObject {
-	if (!body.fields) return body;
+function sentBody({ body, current }: Planned): IDataObject {
+	if (!body.fields || !current) return body;
 	return { ...body, fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) } };
 }
 
@@ -97,14 +128,14 @@ const acceptedBatchSize = new WeakMap<BacklogClient, number>();
 
 /**
  * Whether an error says the batch was too long, and the size to try next: a 413, or a 422 about the `items` list
- * itself ("ensure this value has at most 50 items") rather than about one of its items.
+ * itself ("ensure this value has at most 50 items", a `loc` ending at `items`), never one item's message ("fields.title:
+ * value too long"), which names the item that fails, not the batch.
  */
 function tooLarge(error: unknown, count: number): number | undefined {
 	if (!(error instanceof NodeApiError)) return undefined;
 	const body = responseBody(error);
 	const text = `${error.message} ${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
-	const aboutItems = /at most \d+ items|too (many|large|long)|max(imum)?[^"]*items|batch size/i.test(text);
-	if (error.httpCode !== '413' && !(error.httpCode === '422' && aboutItems && failingItems(error, count).size === 0)) {
+	if (error.httpCode !== '413' && !(error.httpCode === '422' && aboutTheList(body, text) && failingItems(error, count).size === 0)) {
 		return undefined;
 	}
 	const stated = Number(/at most (\d+)/i.exec(text)?.[1]);
@@ -112,9 +143,17 @@ function tooLarge(error: unknown, count: number): number | undefined {
 	return Math.max(1, next);
 }
 
+/** A 422 about the length of the `items` list: a detail located at `items` itself, or a message counting items. */
+function aboutTheList(body: unknown, text: string): boolean {
+	const detail = body && typeof body === 'object' && Array.isArray((body as IDataObject).detail) ? ((body as IDataObject).detail as IDataObject[]) : [];
+	const located = detail.some((entry) => Array.isArray(entry?.loc) && entry.loc[entry.loc.length - 1] === 'items');
+	const counted = /(at most|no more than|up to|maximum( of)?|max\.?|limit( is| of)?)\s*:?\s*\d+\s*(items|tasks|entries)|too many (items|tasks|entries)|batch (is )?too (large|long|big)|batch size/i;
+	return located || counted.test(text);
+}
+
 async function sendOne(client: BacklogClient, write: Planned): Promise<IDataObject> {
 	const path = `/tasks/${write.uid}`;
-	const body = write.method === 'PUT' ? { ...write.body, uid: write.uid } : write.body;
+	const body = write.method === 'PUT' ? { ...write.body, uid: write.uid } : sentBody(write);
 	return await client.request<IDataObject>({ method: write.method, path, body, itemIndex: write.itemIndex });
 }
 
@@ -135,6 +174,17 @@ function failingItems(error: Error, count: number): Map<number, string> {
 	return failing;
 }
 
+function notInAnswer(client: BacklogClient, write: Planned): Error {
+	return new NodeOperationError(
+		client.ctx.getNode(),
+		`Item ${write.itemIndex}: the service's answer to the batch did not include task ${write.uid}, so whether it was written is not known`,
+		{
+			itemIndex: write.itemIndex,
+			description: 'Run the node again: the write is idempotent (same uid), so a task already written is not written twice.',
+		},
+	);
+}
+
 function isStatus(error: unknown, status: number): boolean {
 	return error instanceof NodeApiError && error.httpCode === String(status);
 }
@@ -153,7 +203,7 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Wri
 			return [{ error: error as Error }];
 		}
 	}
-	const items = writes.map((write) => ({ ...write.body, uid: write.uid }));
+	const items = writes.map((write) => ({ ...sentBody(write), uid: write.uid }));
 	try {
 		const response = await client.request<{ items?: IDataObject[] }>({
 			method: writes[0].method,
@@ -163,9 +213,10 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Wri
 		});
 		const returned = Array.isArray(response?.items) ? response.items : [];
 		const byUid = new Map(returned.map((task) => [String(task.uid).toLowerCase(), task]));
-		return writes.map((write, position) => {
-			const task = byUid.get(write.uid) ?? returned[position];
-			return task ? { task } : { error: new Error(`The batch response did not include task ${write.uid}`) };
+		// By uid only: a task at the same position may be another one, and its values would be taken for this item's.
+		return writes.map((write) => {
+			const task = byUid.get(write.uid);
+			return task ? { task } : { error: notInAnswer(client, write) };
 		});
 	} catch (error) {
 		const retryWith = tooLarge(error, writes.length);
@@ -197,11 +248,20 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Wri
 	}
 }
 
+/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along. */
+async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[]> {
+	const uids = batch.filter((write) => write.body.fields).map((write) => write.uid);
+	if (uids.length === 0) return batch;
+	const fresh = await readTasksByUid(client, uids, batch[0].itemIndex);
+	return batch.map((write) => ({ ...write, current: fresh.get(write.uid) ?? write.current }));
+}
+
 /**
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
  * accepted, learned for the rest of the run). With `stopOnError`, nothing is sent after a batch that failed.
+ * With `fresh`, each batch's tasks are read again just before it is sent (WriteOptions.rereadBeforePatch).
  */
-async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, stopOnError: boolean): Promise<WriteResult[]> {
+async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, stopOnError: boolean, fresh = false): Promise<WriteResult[]> {
 	const results: WriteResult[] = [];
 	while (results.length < writes.length) {
 		if (stopOnError && results.some((result) => 'error' in result)) {
@@ -210,7 +270,17 @@ async function writeAll(client: BacklogClient, writes: Planned[], batchSize: num
 			break;
 		}
 		const size = Math.max(1, Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity));
-		const outcome = await writeBatch(client, writes.slice(results.length, results.length + size));
+		let batch = writes.slice(results.length, results.length + size);
+		if (fresh) {
+			try {
+				batch = await reread(client, batch);
+			} catch (error) {
+				// Not read, not written: the batch's items fail with the read's error.
+				results.push(...batch.map(() => ({ error: error as Error })));
+				continue;
+			}
+		}
+		const outcome = await writeBatch(client, batch);
 		if ('retryWith' in outcome) {
 			acceptedBatchSize.set(client, outcome.retryWith);
 			continue;
@@ -226,7 +296,8 @@ async function writeAll(client: BacklogClient, writes: Planned[], batchSize: num
  * The spec leaves open whether a PUT on an existing uid is a no-op or replaces, whether PATCH replaces `fields` or
  * merges it, and what a create with a taken uid does. So whatever the server's reading: the current tasks are read
  * in bulk first; an existing task is only ever PATCHed, with its custom fields merged on our side; a PUT only
- * creates; Create refuses a taken uid (unless the task already holds exactly its values: our own earlier attempt).
+ * creates; Create refuses a taken uid (unless the task already holds every value it shows of ours: our own earlier
+ * attempt). A batch's answer is read by uid only.
  * The same uid twice in one input is one write with the later values winning.
  */
 export async function writeTasks(client: BacklogClient, writes: TaskWrite[], options: WriteOptions): Promise<WriteResult[]> {
@@ -260,16 +331,16 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 		const task = current.get(write.uid);
 		const { uid, body, itemIndex } = write;
 		if (write.mode === 'patch') {
-			patches.push({ method: 'PATCH', uid, body: task ? withCurrentFields(task, body) : body, itemIndex });
+			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
 		} else if (!task) {
 			puts.push({ method: 'PUT', uid, body, itemIndex, ifExisted: write.mode === 'create' ? 'fail' : 'patch' });
-		} else if (hasValues(task, body)) {
+		} else if (write.mode === 'create' ? showsOurValues(task, body) : hasValues(task, body)) {
 			// Nothing to change (for Create: our own earlier attempt landed, e.g. before a retry).
 			outcome.set(uid, { task });
 		} else if (write.mode === 'create') {
 			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
 		} else {
-			patches.push({ method: 'PATCH', uid, body: withCurrentFields(task, body), itemIndex });
+			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
 		}
 	}
 
@@ -278,17 +349,17 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	const afterPut: Planned[] = [];
 	puts.forEach((put, index) => {
 		const result = putResults[index];
-		if ('task' in result && !hasValues(result.task, put.body)) {
+		if ('task' in result && !showsOurValues(result.task, put.body)) {
 			// Created by someone else between our read and our PUT, and the server kept its values.
 			if (put.ifExisted === 'fail') outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
-			else afterPut.push({ ...put, method: 'PATCH', body: withCurrentFields(result.task, put.body) });
+			else afterPut.push({ ...put, method: 'PATCH', current: result.task });
 		} else outcome.set(put.uid, result);
 	});
 	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);
 	const patchList = [...patches, ...afterPut];
 	const patchResults = failedAlready
 		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
-		: await writeAll(client, patchList, options.batchSize, stopOnError);
+		: await writeAll(client, patchList, options.batchSize, stopOnError, options.rereadBeforePatch === true);
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
 
 	const results: WriteResult[] = new Array(writes.length);

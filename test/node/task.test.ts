@@ -174,7 +174,7 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 		expect(sim.tasks.get(task.uid)!.fields).toMatchObject({ title: 'New', ticket_id: '9' });
 	});
 
-	it('Keep Other Custom Fields (kept for saved workflows) gives the same result: one bulk read, one PATCH', async () => {
+	it('Keep Other Custom Fields (kept for saved workflows) gives the same result: one read of the task, one PATCH', async () => {
 		const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Old', ticket_id: '9' } }));
 		await runBacklog(sim, {
 			resource: 'task',
@@ -183,7 +183,7 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 			updateFields: { title: 'New' },
 			mergeFields: true,
 		});
-		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual(['POST /tasks/query', 'PATCH /tasks/' + task.uid]);
+		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual(['GET /tasks/' + task.uid, 'PATCH /tasks/' + task.uid]);
 		expect(sent(sim, 'PATCH')[0].body).toEqual({ fields: { title: 'New', ticket_id: '9' } });
 	});
 

@@ -163,18 +163,32 @@ const hasStatus = (error: unknown, ...statuses: string[]) =>
  * would otherwise replace, and Create to refuse a uid that is taken: a uid missing from it is taken to be free, so it
  * must be complete.
  *
- * One `uid in [...]` query per UIDS_PER_READ uids, and one more for the archived ones among those not found. The spec
- * documents only `==` for /tasks/query: a server that refuses `in` (400, 422) or ignores it (answers with tasks not
- * asked for) is read one task at a time with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong.
+ * One uid is read with GET /tasks/{uid}, which finds it archived or not in one request. More are read with one
+ * `uid in [...]` query per UIDS_PER_READ uids, and one more for the archived ones among those not found. The spec
+ * documents only `==` for /tasks/query: a server that refuses `in` (400, 422), ignores it (answers with tasks not
+ * asked for) or misses tasks it has (a task the query did not return is found by GET) is read one task at a time
+ * with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong: a task taken for absent would be
+ * created with PUT, which replaces it on a server that reads PUT as a replace.
  */
 export async function readTasksByUid(client: BacklogClient, uids: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
 	const unique = [...new Set(uids)];
-	if (!readsOneByOne.has(client)) {
+	if (unique.length > 1 && !readsOneByOne.has(client)) {
 		const found = await readByCondition(client, unique, itemIndex);
-		if (found) return found;
+		if (found && (await confirmedAbsent(client, unique, found, itemIndex))) return found;
 		readsOneByOne.add(client);
 	}
 	return await readOneByOne(client, unique, itemIndex);
+}
+
+/**
+ * Whether the query's "not found" holds: the last uid it did not return is looked up with GET (one request). A server
+ * that answers `{items: []}` to a condition it does not apply, or applies only the start of a long list, would
+ * otherwise make those writes creates.
+ */
+async function confirmedAbsent(client: BacklogClient, unique: string[], found: Map<string, IDataObject>, itemIndex?: number): Promise<boolean> {
+	const missing = [...unique].reverse().find((uid) => !found.has(uid));
+	if (missing === undefined) return true;
+	return (await readOneByOne(client, [missing], itemIndex)).size === 0;
 }
 
 /** The tasks by `uid in [...]`; undefined when the server does not take that condition. */

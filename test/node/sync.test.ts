@@ -52,13 +52,14 @@ describe('Task > Sync Backlog', () => {
 		expect(['3', '5'].map(status)).toEqual(['DONE', 'DONE']);
 		expect(sim.tasks.get(uidOf('4'))!.fields.title).toBe('Ticket 4 (renamed)');
 		expect([...sim.tasks.values()].find((task) => task.fields.source === 'crm')!.status).toBe('TODO');
-		// One read of the source (a page of 10 covers it); the new ticket's uid read (not archived, archived) before
-		// it is created; the update and the closes in one PATCH batch (an existing task is never PUT).
+		// One read of the source (a page of 10 covers it); the new ticket's uid read (GET finds it archived or not)
+		// before it is created; the updated task read again just before its batch (its custom fields are sent along);
+		// the update and the closes in one PATCH batch (an existing task is never PUT).
 		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual([
 			'GET /tasks',
-			'POST /tasks/query',
-			'POST /tasks/query',
+			`GET /tasks/${uidOf('6')}`,
 			`PUT /tasks/${uidOf('6')}`,
+			`GET /tasks/${uidOf('4')}`,
 			'PATCH /tasks/batch',
 		]);
 	});

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { hasValues } from '../../../shared/transport/writeTasks';
+import { changedFields } from '../../../shared/transport/writeTasks';
 import { invalidParameter } from './parameters';
 import { parametersReadOnce } from './readOnce';
 import { taskInputReader } from './taskInput';
@@ -57,11 +57,16 @@ export interface Source {
 	value: string;
 }
 
-/** What a ticket's task needs: made, restored from the archive, reopened, changed, or nothing. */
+/**
+ * What a ticket's task needs: made, restored from the archive, reopened, changed, or nothing. An existing task is sent
+ * only the custom fields that differ from the listing, so a key the ticket does not set, or sets to what the task
+ * already holds, is not written back over an operator's edit made since.
+ */
 export function stepFor(ticket: Ticket, task: IDataObject | undefined): Step {
 	const { uid, externalId, fields, itemIndex } = ticket;
-	const body: IDataObject = { fields };
-	let action: Action = !task ? 'create' : hasValues(task, body) ? 'unchanged' : 'update';
+	const changed = task ? changedFields(task, fields) : fields;
+	const body: IDataObject = Object.keys(changed).length > 0 ? { fields: changed } : {};
+	let action: Action = !task ? 'create' : body.fields ? 'update' : 'unchanged';
 	if (task?.status === 'DONE') {
 		body.status = 'TODO';
 		action = 'reopen';

@@ -149,9 +149,9 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	if (guard && !dryRun) throw new NodeOperationError(this.getNode(), guard, { description: GUARD_HINT });
 	const written = new Map<string, IDataObject | Error>();
 	if (!dryRun) {
-		const writeOptions = { batchSize: batchSize(this), stopOnError: !this.continueOnFail(), known };
-		// A task already read is PATCHed with its other custom fields kept; one that does not exist is created.
-		// Updates and closes share batches.
+		// A task already listed is PATCHed with the fields that changed, over its custom fields read again just before
+		// its batch (the listing may be minutes old); one that does not exist is created. Updates and closes share batches.
+		const writeOptions = { batchSize: batchSize(this), stopOnError: !this.continueOnFail(), known, rereadBeforePatch: true };
 		const writes: TaskWrite[] = steps
 			.filter((step) => step.action !== 'unchanged' && step.action !== 'duplicate')
 			.map((step) => ({

@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { EVENT_HEADER, webhookHeaderFields } from '../shared/webhookHeaders';
+
 import { KNOWN_EVENTS } from './events';
 
 /** The Authentication methods that check a secret. */
@@ -48,6 +50,7 @@ function secretSourceProperty(
  * loaded node's properties in place, so no two node instances share them.
  */
 export function triggerProperties(): INodeProperties[] {
+	const legacyHeaders = webhookHeaderFields('parameters');
 	return [
 		{
 			displayName:
@@ -113,39 +116,11 @@ export function triggerProperties(): INodeProperties[] {
 			description:
 				'The secret agreed with the service. Stored in clear in the workflow: prefer Secret Source "Credential".',
 		},
-		{
-			displayName: 'Header Name',
-			name: 'headerName',
-			type: 'string',
-			default: 'x-backlog-secret',
-			displayOptions: { show: { authentication: ['sharedSecret'], secretSource: ['parameters'] } },
-			description: 'Header whose value must equal the secret',
-		},
-		{
-			displayName: 'Signature Header',
-			name: 'signatureHeader',
-			type: 'string',
-			default: 'x-backlog-signature',
-			displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
-			description: 'Header carrying the hex HMAC-SHA256 digest; several comma-separated signatures are accepted',
-		},
-		{
-			displayName: 'Signature Prefix',
-			name: 'signaturePrefix',
-			type: 'string',
-			default: 'sha256=',
-			displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
-			description: 'Text before the digest in the signature header. Leave empty if the header holds the digest only.',
-		},
-		{
-			displayName: 'Timestamp Header',
-			name: 'timestampHeader',
-			type: 'string',
-			default: 'x-backlog-timestamp',
-			displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
-			description:
-				'Header carrying the send time in unix seconds; requests without it are rejected. Leave empty if the service sends none (replays are then only caught while remembered).',
-		},
+		// Defined once with the credential's fields, so the legacy parameters and the credential cannot drift apart.
+		legacyHeaders.headerName,
+		legacyHeaders.signatureHeader,
+		legacyHeaders.signaturePrefix,
+		legacyHeaders.timestampHeader,
 		{
 			displayName: 'Replay Window (Seconds)',
 			name: 'replayWindowSeconds',
@@ -156,15 +131,7 @@ export function triggerProperties(): INodeProperties[] {
 			description:
 				'Requests whose timestamp is further than this from now are rejected, and a request already accepted is not accepted again within it. 0 turns the age check off (repeats are then remembered for 5 minutes).',
 		},
-		{
-			displayName: 'Signature Covers Timestamp',
-			name: 'signatureCoversTimestamp',
-			type: 'boolean',
-			default: false,
-			displayOptions: { show: { authentication: ['hmacSha256'], secretSource: ['parameters'] } },
-			description:
-				'Whether the HMAC is computed over the timestamp, a dot and the raw body, instead of the raw body alone. Only then can a replayed body not be given a fresh timestamp.',
-		},
+		legacyHeaders.signatureCoversTimestamp,
 		{
 			displayName: 'Options',
 			name: 'options',
@@ -187,7 +154,7 @@ export function triggerProperties(): INodeProperties[] {
 					type: 'boolean',
 					default: false,
 					description:
-						'Whether to output {headers, body} instead of the payload alone, e.g. to read the x-backlog-event header. The secret and signature headers, Authorization and Cookie are left out.',
+						`Whether to output {headers, body} instead of the payload alone, e.g. to read the ${EVENT_HEADER} header. The secret and signature headers, Authorization and Cookie are left out.`,
 				},
 				{
 					displayName: 'Drop Repeated Deliveries',

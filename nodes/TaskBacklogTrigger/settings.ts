@@ -2,6 +2,12 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
+import {
+	DEFAULT_SECRET_HEADER,
+	DEFAULT_SIGNATURE_HEADER,
+	DEFAULT_SIGNATURE_PREFIX,
+	DEFAULT_TIMESTAMP_HEADER,
+} from '../shared/webhookHeaders';
 
 import type { Headers, VerificationMethod, VerificationSettings } from './verify';
 
@@ -31,10 +37,10 @@ export function publicHeaders(ctx: IWebhookFunctions, headers: Headers, settings
 	const hidden = new Set(
 		[
 			...PRIVATE_HEADERS,
-			'x-backlog-secret',
-			'x-backlog-signature',
-			text('headerName', 'x-backlog-secret'),
-			text('signatureHeader', 'x-backlog-signature'),
+			DEFAULT_SECRET_HEADER,
+			DEFAULT_SIGNATURE_HEADER,
+			text('headerName', DEFAULT_SECRET_HEADER),
+			text('signatureHeader', DEFAULT_SIGNATURE_HEADER),
 			settings?.secretHeader ?? '',
 			settings?.signatureHeader ?? '',
 		]
@@ -55,10 +61,10 @@ export async function verificationSettings(ctx: IWebhookFunctions, method: Verif
 	const settings: VerificationSettings = {
 		method,
 		secret: text('secret', ''),
-		secretHeader: text('headerName', 'x-backlog-secret').trim() || 'x-backlog-secret',
-		signatureHeader: text('signatureHeader', 'x-backlog-signature').trim() || 'x-backlog-signature',
-		signaturePrefix: text('signaturePrefix', 'sha256='),
-		timestampHeader: method === 'hmacSha256' ? text('timestampHeader', 'x-backlog-timestamp').trim() : '',
+		secretHeader: text('headerName', DEFAULT_SECRET_HEADER).trim() || DEFAULT_SECRET_HEADER,
+		signatureHeader: text('signatureHeader', DEFAULT_SIGNATURE_HEADER).trim() || DEFAULT_SIGNATURE_HEADER,
+		signaturePrefix: text('signaturePrefix', DEFAULT_SIGNATURE_PREFIX),
+		timestampHeader: method === 'hmacSha256' ? text('timestampHeader', DEFAULT_TIMESTAMP_HEADER).trim() : '',
 		replayWindowSeconds: Number(ctx.getNodeParameter('replayWindowSeconds', 300)) || 0,
 		signatureCoversTimestamp: read('signatureCoversTimestamp', false) === true,
 	};

@@ -1,0 +1,90 @@
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
+import {
+	DEFAULT_SECRET_HEADER,
+	DEFAULT_SIGNATURE_HEADER,
+	DEFAULT_SIGNATURE_PREFIX,
+	DEFAULT_TIMESTAMP_HEADER,
+} from '../shared/webhookHeaders';
+
+import type { Headers, VerificationMethod, VerificationSettings } from './verify';
+
+/** Headers never copied into the output by "Include Headers", besides the configured secret and signature headers. */
+const PRIVATE_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
+
+/** How long a delivery is remembered when the request carries no usable timestamp window. */
+const DEFAULT_REMEMBER_MS = 300_000;
+
+/**
+ * How long an accepted delivery could be accepted again: until its timestamp leaves the replay window when the
+ * signature covers the timestamp; otherwise (a fresh timestamp can be put on an old body) for one window.
+ */
+export function rememberMs(settings: VerificationSettings, sentAtMs: number | undefined, nowMs: number): number {
+	const windowMs = settings.replayWindowSeconds * 1000;
+	if (windowMs <= 0) return DEFAULT_REMEMBER_MS;
+	if (settings.signatureCoversTimestamp && sentAtMs !== undefined) return Math.max(sentAtMs + windowMs - nowMs, 0) + 1000;
+	return windowMs;
+}
+
+/** The request headers without those that carry the secret, a signature or someone's session. */
+export function publicHeaders(ctx: IWebhookFunctions, headers: Headers, settings: VerificationSettings | undefined): IDataObject {
+	const text = (name: string, fallback: string) => {
+		const value = ctx.getNodeParameter(name, fallback);
+		return typeof value === 'string' ? value : fallback;
+	};
+	const hidden = new Set(
+		[
+			...PRIVATE_HEADERS,
+			DEFAULT_SECRET_HEADER,
+			DEFAULT_SIGNATURE_HEADER,
+			text('headerName', DEFAULT_SECRET_HEADER),
+			text('signatureHeader', DEFAULT_SIGNATURE_HEADER),
+			settings?.secretHeader ?? '',
+			settings?.signatureHeader ?? '',
+		]
+			.map((name) => name.trim().toLowerCase())
+			.filter((name) => name !== ''),
+	);
+	return Object.fromEntries(
+		Object.entries(headers).filter(([name]) => !hidden.has(name.toLowerCase())),
+	) as IDataObject;
+}
+
+export async function verificationSettings(ctx: IWebhookFunctions, method: VerificationMethod): Promise<VerificationSettings> {
+	const fromCredential = ctx.getNodeParameter('secretSource', 'parameters') === 'credential';
+	const stored = fromCredential ? await ctx.getCredentials(WEBHOOK_CREDENTIAL_TYPE) : undefined;
+	const read = (name: string, fallback: unknown): unknown =>
+		stored ? (stored[name] ?? fallback) : ctx.getNodeParameter(name, fallback as string);
+	const text = (name: string, fallback: string) => String(read(name, fallback) ?? '');
+	const settings: VerificationSettings = {
+		method,
+		secret: text('secret', ''),
+		secretHeader: text('headerName', DEFAULT_SECRET_HEADER).trim() || DEFAULT_SECRET_HEADER,
+		signatureHeader: text('signatureHeader', DEFAULT_SIGNATURE_HEADER).trim() || DEFAULT_SIGNATURE_HEADER,
+		signaturePrefix: text('signaturePrefix', DEFAULT_SIGNATURE_PREFIX),
+		timestampHeader: method === 'hmacSha256' ? text('timestampHeader', DEFAULT_TIMESTAMP_HEADER).trim() : '',
+		replayWindowSeconds: Number(ctx.getNodeParameter('replayWindowSeconds', 300)) || 0,
+		signatureCoversTimestamp: read('signatureCoversTimestamp', false) === true,
+	};
+	// A configuration error is the workflow owner's to fix, so it fails the execution visibly instead of
+	// turning every request away without a trace.
+	if (!settings.secret) {
+		throw new NodeOperationError(
+			ctx.getNode(),
+			fromCredential ? "The Task Backlog Webhook credential's Secret is empty" : 'The Secret is empty',
+			{
+				description: fromCredential
+					? 'Enter the secret agreed with the Task Backlog Service in the credential, or set Authentication to None.'
+					: 'Enter the secret agreed with the Task Backlog Service, or set Authentication to None.',
+			},
+		);
+	}
+	if (method === 'hmacSha256' && settings.signatureCoversTimestamp && !settings.timestampHeader) {
+		throw new NodeOperationError(ctx.getNode(), 'Signature Covers Timestamp needs a Timestamp Header', {
+			description: 'Enter the header that carries the timestamp, or turn Signature Covers Timestamp off.',
+		});
+	}
+	return settings;
+}

@@ -7,9 +7,9 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../shared/taskFilters';
+import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../shared/tasks/filters';
 import { BacklogClient } from '../shared/transport/client';
-import { queryTasks } from '../shared/transport/queryTasks';
+import { queryTasks } from '../shared/tasks/queryTasks';
 import type { PollEvent } from './changes';
 import { baseline, compareInstants, instant, isPollState, marker, selectChanges, windowStart } from './changes';
 

@@ -27,7 +27,7 @@ import {
 	TOKEN,
 	waitFor,
 } from './lib/backlog';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 
 const POLL_WORKFLOW_ID = 'e2ePollTrigger01';
 const POLL_SOURCE = 'poll-e2e';

@@ -1,5 +1,5 @@
 // Sync Backlog closes what is missing from its input: what keeps an ordinary n8n mistake from closing a backlog.
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { runBacklog, useSimulator, writesSent } from '../helpers/backlog';
 

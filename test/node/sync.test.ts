@@ -1,4 +1,4 @@
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import { runBacklog, sent, TOKEN } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { startSimulator } from '../../tools/simulator/simulator';

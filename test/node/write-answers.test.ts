@@ -2,7 +2,7 @@
 // reads that find nothing, 422s about one item, and a listing that is minutes old. Each case runs on both profiles.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { json, startServer } from '../hardening/servers';
 import { runBacklog, sent, useSimulator, writesSent } from '../helpers/backlog';

@@ -1,6 +1,6 @@
 import { v5 as uuidOracle, validate, version } from 'uuid';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, isUuid, randomUid, uuidV5 } from '../../nodes/shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, isUuid, randomUid, uuidV5 } from '../../nodes/shared/tasks/identity';
 import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {

@@ -3,10 +3,11 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { BacklogClient } from '../../shared/transport/client';
 import { operations as commentOperations } from './comment';
-import { retryPolicy } from './shared/requestOptions';
-import { asNodeError, writePrepared } from './shared/writes';
+import { batchSize, retryPolicy } from './shared/requestOptions';
+import { asNodeError } from './shared/parameters';
 import { operations as taskOperations } from './task';
-import type { TaskWrite } from '../../shared/transport/writeTasks';
+import type { TaskWrite } from '../../shared/tasks/writeTasks';
+import { writeTasks } from '../../shared/tasks/writeTasks';
 import type { Operation } from './types';
 
 const resources: Record<'task' | 'comment', Record<string, Operation>> = {
@@ -27,6 +28,25 @@ function forItem(error: Error, itemIndex: number): Error {
 	const context = (error as { context?: IDataObject }).context;
 	if (context && context.itemIndex === undefined) context.itemIndex = itemIndex;
 	return error;
+}
+
+/**
+ * One transport call for the items of a batched operation, read and checked first by the router (an Error stands for
+ * an item that failed there): the result of each item, or its Error, in input order.
+ */
+async function writePrepared(
+	ctx: IExecuteFunctions,
+	client: BacklogClient,
+	prepared: Array<TaskWrite | Error>,
+): Promise<Array<IDataObject | Error>> {
+	const writes = prepared.filter((entry): entry is TaskWrite => !(entry instanceof Error));
+	const written = await writeTasks(client, writes, { batchSize: batchSize(ctx), stopOnError: !ctx.continueOnFail() });
+	let next = 0;
+	return prepared.map((entry) => {
+		if (entry instanceof Error) return entry;
+		const result = written[next++];
+		return 'task' in result ? result.task : result.error;
+	});
 }
 
 /**

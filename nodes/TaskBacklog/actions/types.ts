@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../shared/transport/client';
-import type { TaskWrite } from '../../shared/transport/writeTasks';
+import type { TaskWrite } from '../../shared/tasks/writeTasks';
 
 /** Handles one input item; the router adds pairedItem and Continue On Fail. */
 export interface ItemOperation {

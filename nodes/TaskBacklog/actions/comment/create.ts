@@ -2,10 +2,10 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { randomUid } from '../../../shared/transport/uuid';
+import { randomUid } from '../../../shared/tasks/identity';
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { asNodeError } from '../shared/writes';
-import { checkSize, invalidParameter, jsonArray, requireUuid, taskUid } from '../shared/parameters';
+import { asNodeError, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
+import { readCommentBody } from './shared';
 
 export const description = forOperation('comment', 'create', [
 	taskLocator(),
@@ -49,29 +49,6 @@ export const description = forOperation('comment', 'create', [
 		],
 	},
 ]);
-
-/** One paragraph block (spec 2.4 TextBlock) per paragraph of the text. */
-export function paragraphBlocks(text: string): IDataObject[] {
-	return text
-		.split(/\n\s*\n/)
-		.map((paragraph) => paragraph.trim())
-		.filter((paragraph) => paragraph !== '')
-		.map((paragraph, index) => ({
-			id: `p${index + 1}`,
-			type: 'paragraph',
-			props: {},
-			content: [{ type: 'text', text: paragraph, styles: {} }],
-			children: [],
-		}));
-}
-
-export function readCommentBody(ctx: IExecuteFunctions, itemIndex: number, text: string, additional: IDataObject) {
-	checkSize(ctx, itemIndex, 'Text', text);
-	const given = additional.blocks === undefined ? [] : jsonArray(ctx, itemIndex, 'Blocks (JSON)', additional.blocks);
-	const body: IDataObject = { text, blocks: given.length > 0 ? given : paragraphBlocks(text) };
-	if (additional.author_uid) body.author_uid = requireUuid(ctx, itemIndex, 'Author UID', additional.author_uid);
-	return body;
-}
 
 /**
  * Whether the comment found under our uid is our own earlier attempt (a retry after a lost answer): on the same task,

@@ -3,8 +3,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { forOperation, taskLocator } from '../shared/descriptions';
 import { invalidParameter, requireUuid, taskUid } from '../shared/parameters';
-import { readCommentBody } from './create';
-import { commentUidProperty } from './shared';
+import { commentUidProperty, readCommentBody } from './shared';
 
 export const description = forOperation('comment', 'update', [
 	taskLocator(),

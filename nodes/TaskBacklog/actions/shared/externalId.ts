@@ -1,9 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../shared/transport/uuid';
+import type { IdentityOptions } from '../../../shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_FIELD, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/tasks/identity';
 import { requireFieldName, requireUuid } from './parameters';
-
-export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
 
 /** Where the external id is kept on the task, and the namespace its uid is derived in. */
 export const externalIdOptions: INodeProperties[] = [
@@ -72,18 +71,10 @@ export function externalIdProperties(): INodeProperties[] {
 	];
 }
 
-/** Where the external ID is stored and the namespace its uid is derived in (External ID Options, Sync Options). */
-export interface IdentityOptions {
-	externalIdField: string;
-	namespace: string;
-}
-
+/** External ID Options (or Sync Options) read and checked. */
 export function readIdentityOptions(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): IdentityOptions {
 	return {
 		externalIdField: requireFieldName(ctx, itemIndex, 'External ID Field', options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD),
 		namespace: requireUuid(ctx, itemIndex, 'UID Namespace', options.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE),
 	};
 }
-
-/** The task uid of a ticket: the same external ID always gives the same task (spec section 1, rule 1). */
-export const uidOfExternalId = (externalId: string, options: IdentityOptions) => uuidV5(externalId, options.namespace);

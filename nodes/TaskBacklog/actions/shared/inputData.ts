@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { IdentityOptions } from './externalId';
+import type { IdentityOptions } from '../../../shared/tasks/identity';
 import { externalIdOptions, readIdentityOptions } from './externalId';
 import { checkSize, describeKind, FIELD_NAMES_N8N_DROPS, invalidParameter, MAX_VALUE_BYTES, requireFieldName, requireUuid } from './parameters';
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { isUuid } from '../../../shared/transport/uuid';
+import { isUuid } from '../../../shared/tasks/identity';
 
 /** Largest single value we send: the service states no limit, so we refuse what no backlog task should carry. */
 export const MAX_VALUE_BYTES = 1024 * 1024;
@@ -158,4 +158,11 @@ export function checkSize(ctx: IExecuteFunctions, itemIndex: number, parameter: 
 			'Store large content elsewhere and put its link in a custom field (for example `url`).',
 		);
 	}
+}
+
+/** Errors keep their class (and an API error its HTTP status); anything else becomes a NodeOperationError. */
+export function asNodeError(ctx: IExecuteFunctions, error: unknown, itemIndex: number): Error {
+	return error instanceof NodeApiError || error instanceof NodeOperationError
+		? error
+		: new NodeOperationError(ctx.getNode(), error as Error, { itemIndex });
 }

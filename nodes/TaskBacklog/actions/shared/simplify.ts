@@ -14,3 +14,8 @@ export function simplifyTask(task: IDataObject): IDataObject {
 		fields,
 	};
 }
+
+/** Simplify keeps what the user asked to expand. */
+export function pick(task: IDataObject, keys: string[]): IDataObject {
+	return Object.fromEntries(keys.filter((key) => key in task).map((key) => [key, task[key]]));
+}

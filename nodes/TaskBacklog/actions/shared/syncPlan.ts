@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { changedFields } from '../../../shared/transport/writeTasks';
+import { changedFields } from '../../../shared/tasks/values';
 import { invalidParameter } from './parameters';
 import { parametersReadOnce } from './readOnce';
 import { taskInputReader } from './taskInput';

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { customFieldRows, statusOptions } from '../../../shared/taskFields';
+import { customFieldRows, statusOptions } from '../../../shared/tasks/fields';
 import { checkSize, invalidParameter, jsonObject, requiredText, requireFieldName, requireText, requireUuid } from './parameters';
 
 type Kind = 'uid' | 'uids' | 'dateTime' | 'status' | 'statusGlobal' | 'boolean' | 'string' | 'json';

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import type { IdentityOptions } from './externalId';
-import { readIdentityOptions, uidOfExternalId } from './externalId';
+import type { IdentityOptions } from '../../../shared/tasks/identity';
+import { uidOfExternalId } from '../../../shared/tasks/identity';
+import { readIdentityOptions } from './externalId';
 import { invalidParameter, requiredText, requireUuid } from './parameters';
 import { mapItem, readAutoMapSettings, readInputData } from './inputData';
 import { readFields, requireTitle } from './taskBody';

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/transport/uuid';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../shared/tasks/identity';
 import { forOperation } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';

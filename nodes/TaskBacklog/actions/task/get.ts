@@ -4,9 +4,8 @@ import type { BacklogClient } from '../../../shared/transport/client';
 import { expandOptions, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
-import { simplifyTask } from '../shared/simplify';
-
-export const TASK_EXPAND = ['comments', 'children', 'parent', 'assignee'];
+import { pick, simplifyTask } from '../shared/simplify';
+import { TASK_EXPAND } from '../../../shared/tasks/fields';
 
 export const description = forOperation('task', 'get', [
 	taskLocator(),
@@ -21,9 +20,4 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
 	const task = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, qs: expandQuery(expand), itemIndex });
 	return [simplify ? { ...simplifyTask(task), ...pick(task, expand) } : task];
-}
-
-/** Simplify keeps what the user asked to expand. */
-export function pick(task: IDataObject, keys: string[]): IDataObject {
-	return Object.fromEntries(keys.filter((key) => key in task).map((key) => [key, task[key]]));
 }

@@ -2,13 +2,13 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { queryTasks } from '../../../shared/transport/queryTasks';
+import { queryTasks } from '../../../shared/tasks/queryTasks';
 import { invalidParameter } from '../shared/parameters';
 import { expandOptions, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
-import { simplifyTask } from '../shared/simplify';
-import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/taskFilters';
-import { pick, TASK_EXPAND } from './get';
+import { pick, simplifyTask } from '../shared/simplify';
+import { TASK_EXPAND } from '../../../shared/tasks/fields';
+import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/tasks/filters';
 
 export const description = forOperation('task', 'getAll', [
 	...returnAllAndLimit(),

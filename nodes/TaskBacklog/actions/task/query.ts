@@ -2,12 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { queryTasks } from '../../../shared/transport/queryTasks';
+import { queryTasks } from '../../../shared/tasks/queryTasks';
 import { expandProperty, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
 import { invalidParameter, jsonObject } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';
-import { simplifyTask } from '../shared/simplify';
-import { pick, TASK_EXPAND } from './get';
+import { pick, simplifyTask } from '../shared/simplify';
+import { TASK_EXPAND } from '../../../shared/tasks/fields';
 
 /** Option values name the operators: n8n reads a parameter value that starts with "=" as an expression. */
 const OPERATORS: Record<string, string> = {

@@ -2,11 +2,11 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { readTasksByUid } from '../../../shared/transport/queryTasks';
-import type { TaskWrite } from '../../../shared/transport/writeTasks';
-import { writeTasks } from '../../../shared/transport/writeTasks';
+import { readTasksByUid } from '../../../shared/tasks/readByUid';
+import type { TaskWrite } from '../../../shared/tasks/writeTasks';
+import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
-import { DEFAULT_EXTERNAL_ID_FIELD, externalIdOptions } from '../shared/externalId';
+import { externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
@@ -141,7 +141,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const steps: Step[] = [...duplicates];
 	for (const ticket of tickets.values()) steps.push(stepFor(ticket, known.get(ticket.uid)));
 	const open = existing.filter((task) => task.status !== 'DONE' && task.archived !== true);
-	const closes = closesFor(open, tickets, String(options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD));
+	const closes = closesFor(open, tickets, readIdentityOptions(this, 0, options).externalIdField);
 	steps.push(...closes);
 
 	const dryRun = this.getNodeParameter('dryRun', 0, false) as boolean;

@@ -5,6 +5,15 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 /** Namespace of this package for uids derived from external ids (UUID v5 of "n8n-nodes-task-backlog" in the RFC's URL namespace). */
 export const DEFAULT_EXTERNAL_ID_NAMESPACE = '7d8ee0ed-52e1-5928-a4f8-770e52ff3d2f';
 
+/** Custom field of the task that stores the caller's own ticket id (spec section 1, rule 2), unless configured. */
+export const DEFAULT_EXTERNAL_ID_FIELD = 'ticket_id';
+
+/** Where the external ID is stored and the namespace its uid is derived in (External ID Options, Sync Options). */
+export interface IdentityOptions {
+	externalIdField: string;
+	namespace: string;
+}
+
 export function isUuid(value: unknown): value is string {
 	return typeof value === 'string' && UUID_PATTERN.test(value);
 }
@@ -27,3 +36,6 @@ export function uuidV5(name: string, namespace: string): string {
 	const hex = bytes.toString('hex');
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
+
+/** The task uid of a ticket: the same external ID always gives the same task (spec section 1, rule 1). */
+export const uidOfExternalId = (externalId: string, options: IdentityOptions) => uuidV5(externalId, options.namespace);

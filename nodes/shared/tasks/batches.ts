@@ -1,0 +1,202 @@
+import type { IDataObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import type { BacklogClient } from '../transport/client';
+import { responseBody } from '../transport/errors';
+import { readTasksByUid } from './readByUid';
+
+/**
+ * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
+ * for the run, a 422 split to the items it names, and the answer read by uid.
+ */
+
+export type WriteResult = { task: IDataObject } | { error: Error };
+
+export type Method = 'PUT' | 'PATCH';
+
+/** One request's worth of work: the values to write for a uid, and the write (input item) it answers. */
+export interface Planned {
+	method: Method;
+	uid: string;
+	/** What the write sets; a PATCH sends it over the task's `current` custom fields (see sentBody). */
+	body: IDataObject;
+	/** The task as last read, for a PATCH: its custom fields are sent along, so none is lost where PATCH replaces. */
+	current?: IDataObject;
+	itemIndex: number;
+	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
+	ifExisted?: 'patch' | 'fail';
+}
+
+/** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
+function sentBody({ body, current }: Planned): IDataObject {
+	if (!body.fields || !current) return body;
+	return { ...body, fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) } };
+}
+
+/** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
+const acceptedBatchSize = new WeakMap<BacklogClient, number>();
+
+/**
+ * Whether an error says the batch was too long, and the size to try next: a 413, or a 422 about the `items` list
+ * itself ("ensure this value has at most 50 items", a `loc` ending at `items`), never one item's message ("fields.title:
+ * value too long"), which names the item that fails, not the batch.
+ */
+function tooLarge(error: unknown, count: number): number | undefined {
+	if (!(error instanceof NodeApiError)) return undefined;
+	const body = responseBody(error);
+	const text = `${error.message} ${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
+	if (error.httpCode !== '413' && !(error.httpCode === '422' && aboutTheList(body, text) && failingItems(error, count).size === 0)) {
+		return undefined;
+	}
+	const stated = Number(/at most (\d+)/i.exec(text)?.[1]);
+	const next = Number.isInteger(stated) && stated >= 1 && stated < count ? stated : Math.floor(count / 2);
+	return Math.max(1, next);
+}
+
+/** A 422 about the length of the `items` list: a detail located at `items` itself, or a message counting items. */
+function aboutTheList(body: unknown, text: string): boolean {
+	const detail = body && typeof body === 'object' && Array.isArray((body as IDataObject).detail) ? ((body as IDataObject).detail as IDataObject[]) : [];
+	const located = detail.some((entry) => Array.isArray(entry?.loc) && entry.loc[entry.loc.length - 1] === 'items');
+	const counted = /(at most|no more than|up to|maximum( of)?|max\.?|limit( is| of)?)\s*:?\s*\d+\s*(items|tasks|entries)|too many (items|tasks|entries)|batch (is )?too (large|long|big)|batch size/i;
+	return located || counted.test(text);
+}
+
+async function sendOne(client: BacklogClient, write: Planned): Promise<IDataObject> {
+	const path = `/tasks/${write.uid}`;
+	const body = write.method === 'PUT' ? { ...write.body, uid: write.uid } : sentBody(write);
+	return await client.request<IDataObject>({ method: write.method, path, body, itemIndex: write.itemIndex });
+}
+
+/** Indexes of the batch items a 422 names, e.g. `loc: ["body", "items", 3, "fields", "title"]`. */
+function failingItems(error: Error, count: number): Map<number, string> {
+	const failing = new Map<number, string>();
+	const body = (responseBody(error) ?? {}) as IDataObject;
+	const detail = Array.isArray(body.detail) ? (body.detail as IDataObject[]) : [];
+	for (const entry of detail) {
+		const loc = Array.isArray(entry?.loc) ? entry.loc : [];
+		const at = loc.findIndex((part) => part === 'items');
+		const index = Number(loc[at + 1]);
+		if (at < 0 || !Number.isInteger(index) || index < 0 || index >= count) continue;
+		const field = loc.slice(at + 2).join('.');
+		const text = `${field ? `${field}: ` : ''}${String(entry.msg ?? entry.message ?? 'invalid')}`;
+		failing.set(index, failing.has(index) ? `${failing.get(index)}; ${text}` : text);
+	}
+	return failing;
+}
+
+function notInAnswer(client: BacklogClient, write: Planned): Error {
+	return new NodeOperationError(
+		client.ctx.getNode(),
+		`Item ${write.itemIndex}: the service's answer to the batch did not include task ${write.uid}, so whether it was written is not known`,
+		{
+			itemIndex: write.itemIndex,
+			description: 'Run the node again: the write is idempotent (same uid), so a task already written is not written twice.',
+		},
+	);
+}
+
+function isStatus(error: unknown, status: number): boolean {
+	return error instanceof NodeApiError && error.httpCode === String(status);
+}
+
+/**
+ * Sends one batch. A batch is written whole or not at all, so when the service rejects it (422) the items it
+ * names are failed and the others are sent again; when it names none, the batch is halved until each item
+ * gets its own answer. A batch refused for its length is answered with the size to retry with. Any other
+ * failure fails every item of the batch: none is reported as done.
+ */
+async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<WriteResult[] | { retryWith: number }> {
+	if (writes.length === 1) {
+		try {
+			return [{ task: await sendOne(client, writes[0]) }];
+		} catch (error) {
+			return [{ error: error as Error }];
+		}
+	}
+	const items = writes.map((write) => ({ ...sentBody(write), uid: write.uid }));
+	try {
+		const response = await client.request<{ items?: IDataObject[] }>({
+			method: writes[0].method,
+			path: '/tasks/batch',
+			body: { items },
+			itemIndex: writes[0].itemIndex,
+		});
+		const returned = Array.isArray(response?.items) ? response.items : [];
+		const byUid = new Map(returned.map((task) => [String(task.uid).toLowerCase(), task]));
+		// By uid only: a task at the same position may be another one, and its values would be taken for this item's.
+		return writes.map((write) => {
+			const task = byUid.get(write.uid);
+			return task ? { task } : { error: notInAnswer(client, write) };
+		});
+	} catch (error) {
+		const retryWith = tooLarge(error, writes.length);
+		if (retryWith !== undefined) return { retryWith };
+		if (!isStatus(error, 422)) return writes.map(() => ({ error: error as Error }));
+		const failing = failingItems(error as Error, writes.length);
+		if (failing.size === 0) {
+			const half = Math.ceil(writes.length / 2);
+			return [...(await writeAll(client, writes.slice(0, half), half, false)), ...(await writeAll(client, writes.slice(half), half, false))];
+		}
+		const rest = writes.filter((_, index) => !failing.has(index));
+		const restResults = rest.length > 0 ? await writeAll(client, rest, rest.length, false) : [];
+		let next = 0;
+		return writes.map((write, index) => {
+			const reason = failing.get(index);
+			if (reason === undefined) return restResults[next++];
+			const itemError = new NodeApiError(
+				(error as NodeApiError).node,
+				{ status: 422, message: reason },
+				{
+					message: `The service rejected task ${write.uid} (422 Unprocessable Entity): ${reason}`,
+					description: 'Correct the field named in the message in this input item.',
+					httpCode: '422',
+					itemIndex: write.itemIndex,
+				},
+			);
+			return { error: itemError };
+		});
+	}
+}
+
+/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along. */
+async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[]> {
+	const uids = batch.filter((write) => write.body.fields).map((write) => write.uid);
+	if (uids.length === 0) return batch;
+	const fresh = await readTasksByUid(client, uids, batch[0].itemIndex);
+	return batch.map((write) => ({ ...write, current: fresh.get(write.uid) ?? write.current }));
+}
+
+/**
+ * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
+ * accepted, learned for the rest of the run). With `stopOnError`, nothing is sent after a batch that failed.
+ * With `fresh`, each batch's tasks are read again just before it is sent (WriteOptions.rereadBeforePatch).
+ */
+export async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, stopOnError: boolean, fresh = false): Promise<WriteResult[]> {
+	const results: WriteResult[] = [];
+	while (results.length < writes.length) {
+		if (stopOnError && results.some((result) => 'error' in result)) {
+			const reason = new Error('Not sent: an earlier batch of this node failed');
+			while (results.length < writes.length) results.push({ error: reason });
+			break;
+		}
+		const size = Math.max(1, Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity));
+		let batch = writes.slice(results.length, results.length + size);
+		if (fresh) {
+			try {
+				batch = await reread(client, batch);
+			} catch (error) {
+				// Not read, not written: the batch's items fail with the read's error.
+				results.push(...batch.map(() => ({ error: error as Error })));
+				continue;
+			}
+		}
+		const outcome = await writeBatch(client, batch);
+		if ('retryWith' in outcome) {
+			acceptedBatchSize.set(client, outcome.retryWith);
+			continue;
+		}
+		results.push(...outcome);
+	}
+	return results;
+}
+

@@ -1,0 +1,100 @@
+import type { IDataObject } from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import type { BacklogClient } from '../transport/client';
+import { queryTasks } from './queryTasks';
+
+/**
+ * uids per bulk read to start with: a `uid in [...]` body of about 400 KB, so 10,000 writes cost one read (two with
+ * the archived ones). A server that refuses the body as too large (413) gets half as many, kept for the run.
+ */
+export const UIDS_PER_READ = 10_000;
+
+/** uids per bulk read the server accepted, per client (one run): its body limit is not documented. */
+const acceptedUidsPerRead = new WeakMap<BacklogClient, number>();
+
+/** Clients whose server cannot read tasks by `uid in [...]` (it refused that query, or ignored the condition). */
+const readsOneByOne = new WeakSet<BacklogClient>();
+
+const hasStatus = (error: unknown, ...statuses: string[]) =>
+	error instanceof NodeApiError && statuses.includes(String(error.httpCode));
+
+/**
+ * The current state of the tasks with these uids, archived or not. The writes use it to keep custom fields a server
+ * would otherwise replace, and Create to refuse a uid that is taken: a uid missing from it is taken to be free, so it
+ * must be complete.
+ *
+ * One uid is read with GET /tasks/{uid}, which finds it archived or not in one request. More are read with one
+ * `uid in [...]` query per UIDS_PER_READ uids, and one more for the archived ones among those not found. The spec
+ * documents only `==` for /tasks/query: a server that refuses `in` (400, 422), ignores it (answers with tasks not
+ * asked for) or misses tasks it has (a task the query did not return is found by GET) is read one task at a time
+ * with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong: a task taken for absent would be
+ * created with PUT, which replaces it on a server that reads PUT as a replace.
+ */
+export async function readTasksByUid(client: BacklogClient, uids: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
+	const unique = [...new Set(uids)];
+	if (unique.length > 1 && !readsOneByOne.has(client)) {
+		const found = await readByCondition(client, unique, itemIndex);
+		if (found && (await confirmedAbsent(client, unique, found, itemIndex))) return found;
+		readsOneByOne.add(client);
+	}
+	return await readOneByOne(client, unique, itemIndex);
+}
+
+/**
+ * Whether the query's "not found" holds: the last uid it did not return is looked up with GET (one request). A server
+ * that answers `{items: []}` to a condition it does not apply, or applies only the start of a long list, would
+ * otherwise make those writes creates.
+ */
+async function confirmedAbsent(client: BacklogClient, unique: string[], found: Map<string, IDataObject>, itemIndex?: number): Promise<boolean> {
+	const missing = [...unique].reverse().find((uid) => !found.has(uid));
+	if (missing === undefined) return true;
+	return (await readOneByOne(client, [missing], itemIndex)).size === 0;
+}
+
+/** The tasks by `uid in [...]`; undefined when the server does not take that condition. */
+async function readByCondition(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject> | undefined> {
+	const found = new Map<string, IDataObject>();
+	for (const archived of [false, true]) {
+		const missing = unique.filter((uid) => !found.has(uid));
+		let start = 0;
+		while (start < missing.length) {
+			const size = acceptedUidsPerRead.get(client) ?? UIDS_PER_READ;
+			const chunk = missing.slice(start, start + size);
+			const wanted = new Set(chunk);
+			const condition = { field: 'uid', operator: 'in', value: chunk };
+			// At most one task per uid: once as many came back as were asked for, no page can follow.
+			// A task not asked for means the server ignored the condition: no need to read further.
+			const notAsked = (page: IDataObject[]) => page.some((task) => !wanted.has(String(task.uid).toLowerCase()));
+			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, stopAfter: notAsked, itemIndex });
+			// A 413 asks for fewer uids, a 400 or 422 says the query is not understood; any other failure rejects as it
+			// came (returning the rejected read).
+			const tasks = await read.catch((error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>
+				(hasStatus(error, '413') && chunk.length > 1) || hasStatus(error, '400', '422') ? (error as NodeApiError) : read,
+			);
+			if (tasks instanceof NodeApiError) {
+				if (!hasStatus(tasks, '413')) return undefined;
+				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
+				continue;
+			}
+			for (const task of tasks) {
+				const uid = String(task.uid).toLowerCase();
+				if (!wanted.has(uid)) return undefined;
+				found.set(uid, task);
+			}
+			start += chunk.length;
+		}
+	}
+	return found;
+}
+
+/** The tasks by GET /tasks/{uid} (archived or not), a 404 meaning there is none. */
+async function readOneByOne(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
+	const found = new Map<string, IDataObject>();
+	for (const uid of unique) {
+		const read = client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, itemIndex });
+		const task = await read.catch((error: unknown) => (hasStatus(error, '404') ? undefined : read));
+		if (task && String(task.uid).toLowerCase() === uid) found.set(uid, task);
+	}
+	return found;
+}

@@ -1,0 +1,125 @@
+import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import type { BacklogClient } from '../transport/client';
+import type { Planned, WriteResult } from './batches';
+import { writeAll } from './batches';
+import { readTasksByUid } from './readByUid';
+import { hasValues, mergeBodies, showsOurValues } from './values';
+
+export type { WriteResult } from './batches';
+
+/**
+ * One task write requested by one input item.
+ * - `create`: a new task with a client-chosen uid (so a retry can never make a second one); a taken uid is an error;
+ * - `upsert`: the task ends with these values whether it existed or not, its other custom fields kept;
+ * - `patch`: only the given keys (and custom fields) change on an existing task.
+ */
+export interface TaskWrite {
+	mode: 'create' | 'upsert' | 'patch';
+	uid: string;
+	body: IDataObject;
+	itemIndex: number;
+}
+
+export interface WriteOptions {
+	/** Items per request to /tasks/batch; 1 sends each write to /tasks/{uid}. */
+	batchSize: number;
+	/** Send nothing more after a batch failed (the node stops at the first error without Continue On Fail). */
+	stopOnError?: boolean;
+	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
+	known?: Map<string, IDataObject | undefined>;
+	/**
+	 * Read the custom fields of the tasks a PATCH batch sends again just before sending it (Sync Backlog, whose listing
+	 * may be minutes old): a key set meanwhile by someone else is kept even where PATCH replaces `fields`.
+	 */
+	rereadBeforePatch?: boolean;
+}
+
+function takenError(client: BacklogClient, uid: string, current: IDataObject, itemIndex: number): Error {
+	const title = ((current.fields ?? {}) as IDataObject).title;
+	return new NodeOperationError(
+		client.ctx.getNode(),
+		`Item ${itemIndex}: a task with UID ${uid}${typeof title === 'string' ? ` ("${title}")` : ''} already exists; Create never changes an existing task`,
+		{ itemIndex, description: 'Use Create or Update to change it, or leave the UID empty to create a new task.' },
+	);
+}
+
+/**
+ * Writes tasks through /tasks/batch (or /tasks/{uid} for one), answering for each write in input order.
+ *
+ * The spec leaves open whether a PUT on an existing uid is a no-op or replaces, whether PATCH replaces `fields` or
+ * merges it, and what a create with a taken uid does. So whatever the server's reading: the current tasks are read
+ * in bulk first; an existing task is only ever PATCHed, with its custom fields merged on our side; a PUT only
+ * creates; Create refuses a taken uid (unless the task already holds every value it shows of ours: our own earlier
+ * attempt). A batch's answer is read by uid only.
+ * The same uid twice in one input is one write with the later values winning.
+ */
+export async function writeTasks(client: BacklogClient, writes: TaskWrite[], options: WriteOptions): Promise<WriteResult[]> {
+	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
+	writes.forEach((write, position) => {
+		const group = groups.get(write.uid);
+		if (!group) groups.set(write.uid, { write: { ...write }, positions: [position] });
+		else {
+			group.write = { ...write, body: mergeBodies(group.write.body, write.body) };
+			group.positions.push(position);
+		}
+	});
+	const unique = [...groups.values()].map(({ write }) => write);
+	const needsRead = unique.filter((write) => write.mode !== 'patch' || write.body.fields).map((write) => write.uid);
+	const known = options.known ?? new Map<string, IDataObject | undefined>();
+	const toRead = needsRead.filter((uid) => !known.has(uid));
+	const current = new Map(known);
+	if (toRead.length > 0) {
+		try {
+			for (const [uid, task] of await readTasksByUid(client, toRead, unique[0]?.itemIndex)) current.set(uid, task);
+		} catch (error) {
+			// Nothing can be written safely without the read: every write gets its error (Continue On Fail keeps them apart).
+			return writes.map(() => ({ error: error as Error }));
+		}
+	}
+
+	const outcome = new Map<string, WriteResult>();
+	const puts: Planned[] = [];
+	const patches: Planned[] = [];
+	for (const write of unique) {
+		const task = current.get(write.uid);
+		const { uid, body, itemIndex } = write;
+		if (write.mode === 'patch') {
+			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
+		} else if (!task) {
+			puts.push({ method: 'PUT', uid, body, itemIndex, ifExisted: write.mode === 'create' ? 'fail' : 'patch' });
+		} else if (write.mode === 'create' ? showsOurValues(task, body) : hasValues(task, body)) {
+			// Nothing to change (for Create: our own earlier attempt landed, e.g. before a retry).
+			outcome.set(uid, { task });
+		} else if (write.mode === 'create') {
+			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
+		} else {
+			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
+		}
+	}
+
+	const stopOnError = options.stopOnError === true;
+	const putResults = await writeAll(client, puts, options.batchSize, stopOnError);
+	const afterPut: Planned[] = [];
+	puts.forEach((put, index) => {
+		const result = putResults[index];
+		if ('task' in result && !showsOurValues(result.task, put.body)) {
+			// Created by someone else between our read and our PUT, and the server kept its values.
+			if (put.ifExisted === 'fail') outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
+			else afterPut.push({ ...put, method: 'PATCH', current: result.task });
+		} else outcome.set(put.uid, result);
+	});
+	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);
+	const patchList = [...patches, ...afterPut];
+	const patchResults = failedAlready
+		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
+		: await writeAll(client, patchList, options.batchSize, stopOnError, options.rereadBeforePatch === true);
+	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
+
+	const results: WriteResult[] = new Array(writes.length);
+	for (const { write, positions } of groups.values()) {
+		for (const position of positions) results[position] = outcome.get(write.uid) ?? { error: new Error(`Task ${write.uid} was not written`) };
+	}
+	return results;
+}

@@ -5,7 +5,7 @@ import * as path from 'path';
 import { fail, readArgs, type FlagKind } from '../cli/args';
 import type { N8nMajor } from '../n8n/n8n';
 
-export const USAGE = `npm run bench [-- flags]: the Task Backlog node (Input Data "Map Automatically" and "Define Below") against
+const USAGE = `npm run bench [-- flags]: the Task Backlog node (Input Data "Map Automatically" and "Define Below") against
 n8n's HTTP Request node, in a real n8n, against the simulator with its rate limit on (60 requests per window).
 Prints tables; writes bench-results/bench.json and bench-results/requests-over-time.svg.
 

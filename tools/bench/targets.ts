@@ -24,7 +24,8 @@ export function majorTargets(bench: Results, major: N8nMajor): Json[] {
 		targets.push({ target: 'zero 429s', at, met: r.rejected429 === 0, value: r.rejected429 });
 		targets.push({ target: 'every ticket once, with its values', at, met: r.ok && r.tasks === r.n && r.duplicates === 0 && r.missing === 0 && r.wrongValues === 0, value: `${r.tasks} tasks, ${r.duplicates} dup, ${r.missing} missing, ${r.wrongValues} wrong` });
 		if (r.server === 'capped50') {
-			targets.push({ target: `requests ≤ ceil(N / ${CAPPED_BATCH_LIMIT}) + 3`, at, met: r.requests <= r.requestsNeeded + 3, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 3)} (${fmt(r.writeRequests)} writes)` });
+			// + 4: two bulk reads (not archived, archived), one GET confirming a uid they did not return, one refused batch.
+			targets.push({ target: `requests ≤ ceil(N / ${CAPPED_BATCH_LIMIT}) + 4`, at, met: r.requests <= r.requestsNeeded + 4, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 4)} (${fmt(r.writeRequests)} writes)` });
 			targets.push({ target: 'wall ≤ 1.1 × floor + 2 s', at, met: r.nodeMs <= 1.1 * r.floorMs + 2000, value: `${seconds(r.nodeMs)} s ≤ ${seconds(1.1 * r.floorMs + 2000)} s` });
 		} else {
 			targets.push({ target: `requests ≤ ceil(N / ${BATCH_SIZE}) + 2`, at, met: r.requests <= r.requestsNeeded + 2, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 2)} (${fmt(r.writeRequests)} writes)` });

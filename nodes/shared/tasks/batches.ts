@@ -25,6 +25,15 @@ export interface Planned {
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
 	ifExisted?: 'patch' | 'fail';
+	/** The run that asked for the write: writes of several runs may share a batch (see coalesce.ts). */
+	owner?: WriteOwner;
+}
+
+/** One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure. */
+export interface WriteOwner {
+	batchSize: number;
+	stopOnError: boolean;
+	failed?: boolean;
 }
 
 /** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
@@ -99,6 +108,11 @@ function isStatus(error: unknown, status: number): boolean {
 	return error instanceof NodeApiError && error.httpCode === String(status);
 }
 
+/** The parts of a batch the service refused (422) sent again: every part gets its answer, whatever the others got. */
+async function resend(client: BacklogClient, writes: Planned[], batchSize: number): Promise<WriteResult[]> {
+	return await writeAll(client, writes.map((write) => ({ ...write, owner: undefined })), batchSize);
+}
+
 /**
  * Sends one batch. A batch is written whole or not at all, so when the service rejects it (422) the items it
  * names are failed and the others are sent again; when it names none, the batch is halved until each item
@@ -135,10 +149,10 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Wri
 		const failing = failingItems(error as Error, writes.length);
 		if (failing.size === 0) {
 			const half = Math.ceil(writes.length / 2);
-			return [...(await writeAll(client, writes.slice(0, half), half, false)), ...(await writeAll(client, writes.slice(half), half, false))];
+			return [...(await resend(client, writes.slice(0, half), half)), ...(await resend(client, writes.slice(half), half))];
 		}
 		const rest = writes.filter((_, index) => !failing.has(index));
-		const restResults = rest.length > 0 ? await writeAll(client, rest, rest.length, false) : [];
+		const restResults = rest.length > 0 ? await resend(client, rest, rest.length) : [];
 		let next = 0;
 		return writes.map((write, index) => {
 			const reason = failing.get(index);
@@ -168,35 +182,43 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
 
 /**
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
- * accepted, learned for the rest of the run). With `stopOnError`, nothing is sent after a batch that failed.
- * With `fresh`, each batch's tasks are read again just before it is sent (WriteOptions.rereadBeforePatch).
+ * accepted, learned for the rest of the run), each write answered in order. A write whose owner stops on error and
+ * already had one is not sent. With `fresh`, each batch's tasks are read again just before it is sent
+ * (WriteOptions.rereadBeforePatch).
  */
-export async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, stopOnError: boolean, fresh = false): Promise<WriteResult[]> {
-	const results: WriteResult[] = [];
-	while (results.length < writes.length) {
-		if (stopOnError && results.some((result) => 'error' in result)) {
-			const reason = new Error('Not sent: an earlier batch of this node failed');
-			while (results.length < writes.length) results.push({ error: reason });
-			break;
-		}
+export async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, fresh = false): Promise<WriteResult[]> {
+	const results: WriteResult[] = new Array(writes.length);
+	let position = 0;
+	while (position < writes.length) {
 		const size = Math.max(1, Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity));
-		let batch = writes.slice(results.length, results.length + size);
-		if (fresh) {
+		const slice = writes.slice(position, position + size).map((write, offset) => ({ write, at: position + offset }));
+		const stopped = slice.filter(({ write }) => write.owner?.stopOnError && write.owner.failed);
+		for (const { at } of stopped) results[at] = { error: new Error('Not sent: an earlier batch of this node failed') };
+		const sending = slice.filter((entry) => !stopped.includes(entry));
+		let batch = sending.map(({ write }) => write);
+		if (fresh && batch.length > 0) {
 			try {
 				batch = await reread(client, batch);
 			} catch (error) {
 				// Not read, not written: the batch's items fail with the read's error.
-				results.push(...batch.map(() => ({ error: error as Error })));
-				continue;
+				batch = [];
+				for (const { write, at } of sending) {
+					results[at] = { error: error as Error };
+					if (write.owner) write.owner.failed = true;
+				}
 			}
 		}
-		const outcome = await writeBatch(client, batch);
+		const outcome = batch.length > 0 ? await writeBatch(client, batch) : [];
 		if ('retryWith' in outcome) {
 			acceptedBatchSize.set(client, outcome.retryWith);
 			continue;
 		}
-		results.push(...outcome);
+		outcome.forEach((result, index) => {
+			const { write, at } = sending[index];
+			results[at] = result;
+			if ('error' in result && write.owner) write.owner.failed = true;
+		});
+		position += slice.length;
 	}
 	return results;
 }
-

@@ -2,9 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
-import type { Planned, WriteResult } from './batches';
+import type { Planned, WriteOwner, WriteResult } from './batches';
 import { writeAll } from './batches';
-import { readTasksByUid } from './readByUid';
+import { readTasksByUid, sendWrites } from './coalesce';
 import { hasValues, mergeBodies, showsOurValues } from './values';
 
 export type { WriteResult } from './batches';
@@ -72,7 +72,7 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	const current = new Map(known);
 	if (toRead.length > 0) {
 		try {
-			for (const [uid, task] of await readTasksByUid(client, toRead, unique[0]?.itemIndex)) current.set(uid, task);
+			for (const [uid, task] of await readTasksByUid(client, toRead)) current.set(uid, task);
 		} catch (error) {
 			// Nothing can be written safely without the read: every write gets its error (Continue On Fail keeps them apart).
 			return writes.map(() => ({ error: error as Error }));
@@ -100,7 +100,8 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	}
 
 	const stopOnError = options.stopOnError === true;
-	const putResults = await writeAll(client, puts, options.batchSize, stopOnError);
+	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError };
+	const putResults = await sendWrites(client, puts.map((put) => ({ ...put, owner })));
 	const afterPut: Planned[] = [];
 	puts.forEach((put, index) => {
 		const result = putResults[index];
@@ -114,7 +115,9 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	const patchList = [...patches, ...afterPut];
 	const patchResults = failedAlready
 		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
-		: await writeAll(client, patchList, options.batchSize, stopOnError, options.rereadBeforePatch === true);
+		: options.rereadBeforePatch === true
+			? await writeAll(client, patchList.map((patch) => ({ ...patch, owner })), options.batchSize, true)
+			: await sendWrites(client, patchList.map((patch) => ({ ...patch, owner })));
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
 
 	const results: WriteResult[] = new Array(writes.length);

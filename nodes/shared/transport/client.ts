@@ -201,6 +201,8 @@ function locationOf(headers: IDataObject | undefined): string | undefined {
 }
 
 interface Connection {
+	/** A hash of the base URL and the token: the same for every execution that talks to the same service as the same caller. */
+	key: string;
 	baseUrl: string;
 	headers: IDataObject;
 	limiter: RateLimiter;
@@ -260,7 +262,12 @@ export class BacklogClient {
 		);
 		const windowMs = windowSeconds * 1000;
 		const redact = redactor(token);
-		return { baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
+		return { key, baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
+	}
+
+	/** Which service and caller this client talks to as (see Connection.key): requests of one key may be sent together. */
+	async callerKey(): Promise<string> {
+		return (await (this.connection ??= this.connect())).key;
 	}
 
 	private backoffMs(attempt: number): number {

@@ -1,0 +1,199 @@
+import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import type { BacklogClient } from '../transport/client';
+import type { Planned, WriteResult } from './batches';
+import { writeAll } from './batches';
+import { readTasksByUid as readDirect, UIDS_PER_READ } from './readByUid';
+
+/**
+ * Group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
+ * request is in flight. The spec's usage is event-driven: one ticket per execution, many executions at once. Per
+ * caller (base URL and token) and per kind of request (bulk read, PUT, PATCH), one request is under way at a time;
+ * what other executions ask for meanwhile waits and goes out with the next one, as one `uid in [...]` read or as
+ * /tasks/batch requests. A lone request goes at once: nothing is held back for company.
+ *
+ * Each execution gets exactly its own results: its own tasks, and its own errors (a copy naming its node). Requests
+ * of different callers never share a request. An execution cancelled while it waits takes its writes out.
+ */
+
+/** Entries waiting in one lane at most; past it an execution sends on its own, as if no other were running. */
+export const MAX_WAITING = 10_000;
+
+/** Batches one turn of a write lane sends at most (see Lane). */
+const BATCHES_PER_TURN = 10;
+
+interface Waiting<E, R> {
+	owner: BacklogClient;
+	entries: E[];
+	/** Entries handed to a request so far; the results come back in the same order. */
+	taken: number;
+	results: R[];
+	resolve: (results: R[]) => void;
+	reject: (error: unknown) => void;
+}
+
+type Send<E, R> = (sender: BacklogClient, entries: E[]) => Promise<R[]>;
+
+class Lane<E, R> {
+	private readonly waiting: Array<Waiting<E, R>> = [];
+
+	private waitingEntries = 0;
+
+	private busy = false;
+
+	/**
+	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
+	 * is sent in turns, so an event that arrives meanwhile waits one turn, not the whole run.
+	 */
+	constructor(
+		private readonly send: Send<E, R>,
+		private readonly groupSize: (first: E) => number,
+	) {}
+
+	async submit(owner: BacklogClient, entries: E[]): Promise<R[]> {
+		if (entries.length === 0) return [];
+		if (this.busy && this.waitingEntries + entries.length > MAX_WAITING) return await this.send(owner, entries);
+		const done = new Promise<R[]>((resolve, reject) =>
+			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
+		);
+		this.waitingEntries += entries.length;
+		void this.pump();
+		return await done;
+	}
+
+	/** One turn after another while entries wait: the oldest first, up to groupSize, as one send. */
+	private async pump() {
+		if (this.busy) return;
+		this.busy = true;
+		try {
+			while (this.waiting.length > 0) {
+				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
+				let room = Math.max(1, this.groupSize(this.waiting[0].entries[this.waiting[0].taken]));
+				for (const waiting of [...this.waiting]) {
+					if (room === 0) break;
+					if (isCancelled(waiting.owner)) {
+						this.drop(waiting, cancelled(waiting.owner));
+						continue;
+					}
+					const count = Math.min(room, waiting.entries.length - waiting.taken);
+					parts.push({ waiting, count });
+					room -= count;
+				}
+				if (parts.length > 0) await this.sendTurn(parts);
+			}
+		} finally {
+			this.busy = false;
+		}
+	}
+
+	private drop(waiting: Waiting<E, R>, error: unknown) {
+		this.waiting.splice(this.waiting.indexOf(waiting), 1);
+		this.waitingEntries -= waiting.entries.length - waiting.taken;
+		waiting.reject(error);
+	}
+
+	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
+		const sender = parts[0].waiting.owner;
+		const entries = parts.flatMap(({ waiting, count }) => waiting.entries.slice(waiting.taken, waiting.taken + count));
+		for (const { waiting, count } of parts) {
+			waiting.taken += count;
+			this.waitingEntries -= count;
+		}
+		let results: R[];
+		try {
+			results = await this.send(sender, entries);
+		} catch (error) {
+			for (const { waiting } of parts) this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+			return;
+		}
+		let at = 0;
+		for (const { waiting, count } of parts) {
+			const own = results.slice(at, at + count);
+			at += count;
+			waiting.results.push(...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))));
+			if (waiting.taken === waiting.entries.length) {
+				this.waiting.splice(this.waiting.indexOf(waiting), 1);
+				waiting.resolve(waiting.results);
+			}
+		}
+	}
+}
+
+/** Whether n8n has cancelled the owner's execution (only an execution has a cancel signal). */
+function isCancelled(owner: BacklogClient): boolean {
+	const { ctx } = owner;
+	return 'getExecutionCancelSignal' in ctx && ctx.getExecutionCancelSignal()?.aborted === true;
+}
+
+function cancelled(owner: BacklogClient): Error {
+	return new NodeOperationError(owner.ctx.getNode(), 'The execution was cancelled before its requests were sent');
+}
+
+/**
+ * An error of a request sent for several executions, as this execution's own: the same message, description and status,
+ * naming its node, with no item index yet (the router sets the item it belongs to).
+ */
+function ownedError(owner: BacklogClient, error: unknown): unknown {
+	if (!(error instanceof Error)) return error;
+	const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as Error & IDataObject;
+	if ('node' in copy) copy.node = owner.ctx.getNode();
+	if (copy.context && typeof copy.context === 'object') copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
+	return copy;
+}
+
+function owned<R>(owner: BacklogClient, result: R): R {
+	if (result && typeof result === 'object' && 'error' in result) return { ...result, error: ownedError(owner, result.error) };
+	return result;
+}
+
+const lanes = new Map<string, Lane<unknown, unknown>>();
+
+async function laneOf<E, R>(client: BacklogClient, kind: string, send: Send<E, R>, groupSize: (first: E) => number): Promise<Lane<E, R>> {
+	const name = `${await client.callerKey()} ${kind}`;
+	let lane = lanes.get(name);
+	if (!lane) {
+		lane = new Lane(send as Send<unknown, unknown>, groupSize as (first: unknown) => number);
+		lanes.set(name, lane);
+	}
+	return lane as Lane<E, R>;
+}
+
+/** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
+export async function readTasksByUid(client: BacklogClient, uids: string[]): Promise<Map<string, IDataObject>> {
+	const lane = await laneOf<string, IDataObject | undefined>(
+		client,
+		'read',
+		async (sender, all) => {
+			const found = await readDirect(sender, all);
+			return all.map((uid) => found.get(uid));
+		},
+		() => UIDS_PER_READ,
+	);
+	const unique = [...new Set(uids)];
+	const tasks = await lane.submit(client, unique);
+	const found = new Map<string, IDataObject>();
+	unique.forEach((uid, index) => {
+		const task = tasks[index];
+		if (task) found.set(uid, task);
+	});
+	return found;
+}
+
+/**
+ * Sends planned writes of one method (batches.ts), in /tasks/batch requests shared with the writes other executions
+ * wait to send. The batch size is the smallest of the waiting executions' Batch Size.
+ */
+export async function sendWrites(client: BacklogClient, writes: Planned[]): Promise<WriteResult[]> {
+	if (writes.length === 0) return [];
+	const lane = await laneOf<Planned, WriteResult>(
+		client,
+		writes[0].method,
+		async (sender, all) => {
+			const batchSize = Math.min(...all.map((write) => write.owner?.batchSize ?? Infinity));
+			return await writeAll(sender, all, Number.isFinite(batchSize) ? batchSize : 1);
+		},
+		(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+	);
+	return await lane.submit(client, writes);
+}

@@ -1,0 +1,89 @@
+// One ticket per execution, many executions at once in one n8n process (the spec's event-driven usage): their reads
+// and writes share requests (nodes/shared/tasks/coalesce.ts), and each execution still gets exactly its own results.
+import type { IDataObject } from 'n8n-workflow';
+
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import type { Simulator } from '../../tools/simulator/simulator';
+import { runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
+
+let sim: Simulator;
+useSimulator((started) => (sim = started));
+
+const OTHER_TOKEN = 'test-token-other-7a21';
+const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
+const upsert = { resource: 'task', operation: 'upsert', identifyBy: 'externalId', externalId: '={{ $json.id }}', title: '={{ $json.title }}' };
+const ticket = (i: number) => ({ id: `E-${i}`, title: `Event ${i}` });
+
+/** Every request takes 100 ms, as over a real network: what arrives meanwhile waits for the next one. */
+const slowServer = () => sim.configure({ faults: { latencyMs: [100, 100] } });
+
+/** The first batch of PUTs is refused naming its first item, as a service validating each item does. */
+const refuseFirstItemOfFirstBatch = () =>
+	sim.failNext({
+		status: 422,
+		body: { detail: [{ loc: ['body', 'items', 0, 'fields', 'title'], msg: 'value not accepted' }] },
+		when: (req) => req.method === 'PUT' && req.path === '/tasks/batch',
+	});
+
+describe('Executions at once, one ticket each, share their requests', () => {
+	it('40 executions of Create or Update by External ID store 40 tasks with far fewer requests than 2 per execution', async () => {
+		slowServer();
+		const runs = await Promise.all(Array.from({ length: 40 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })));
+		for (const [i, run] of runs.entries()) {
+			expect(run.error).toBeUndefined();
+			expect(run.json).toHaveLength(1);
+			expect(run.json[0].uid).toBe(uidOf(`E-${i}`));
+			expect(run.items[0].pairedItem).toEqual({ item: 0 });
+		}
+		expect(sim.tasks.size).toBe(40);
+		for (let i = 0; i < 40; i++) expect(sim.tasks.get(uidOf(`E-${i}`))!.fields.title).toBe(`Event ${i}`);
+		expect(sim.requests.length).toBeLessThanOrEqual(12);
+		expect(sent(sim, 'PUT', '/tasks/batch').length).toBeGreaterThan(0);
+	});
+
+	it('a lone execution is not held back: one ticket costs a GET and a PUT', async () => {
+		const run = await runBacklog(sim, upsert, { items: [ticket(1)] });
+		expect(run.error).toBeUndefined();
+		expect(sim.requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+			`GET /tasks/${uidOf('E-1')}`,
+			`PUT /tasks/${uidOf('E-1')}`,
+		]);
+	});
+
+	it('a 422 naming one item of a shared batch fails that execution’s item only; the others succeed', async () => {
+		slowServer();
+		refuseFirstItemOfFirstBatch();
+		const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)], continueOnFail: true })));
+		const failed = runs.filter((run) => run.json[0].error !== undefined);
+		expect(failed).toHaveLength(1);
+		expect(String(failed[0].json[0].error)).toMatch(/value not accepted/);
+		expect(failed[0].items[0].pairedItem).toEqual({ item: 0 });
+		expect(sim.tasks.size).toBe(19);
+		for (const run of runs.filter((each) => each.json[0].error === undefined)) expect(sim.tasks.has(String(run.json[0].uid))).toBe(true);
+	});
+
+	it('without Continue On Fail, only the execution whose item failed fails', async () => {
+		slowServer();
+		refuseFirstItemOfFirstBatch();
+		const runs = await Promise.all(Array.from({ length: 10 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })));
+		expect(runs.filter((run) => run.error !== undefined)).toHaveLength(1);
+		expect(sim.tasks.size).toBe(9);
+	});
+
+	it('executions with different tokens never share a request', async () => {
+		sim.configure({ tokens: [TOKEN, OTHER_TOKEN] });
+		slowServer();
+		const runs = await Promise.all(
+			Array.from({ length: 20 }, (_, i) =>
+				runBacklog(sim, upsert, { items: [ticket(i)], credentials: i % 2 === 0 ? {} : { token: OTHER_TOKEN } }),
+			),
+		);
+		expect(runs.every((run) => run.error === undefined)).toBe(true);
+		expect(sim.tasks.size).toBe(20);
+		for (const request of sent(sim, 'PUT', '/tasks/batch')) {
+			const items = (request.body as { items: IDataObject[] }).items;
+			const expected = request.headers.authorization === `Bearer ${TOKEN}` ? 0 : 1;
+			for (const item of items) expect(Number(String((item.fields as IDataObject).ticket_id).slice(2)) % 2).toBe(expected);
+		}
+	});
+});

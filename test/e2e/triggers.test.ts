@@ -30,6 +30,10 @@ import {
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 
 const POLL_WORKFLOW_ID = 'e2ePollTrigger01';
+/** A caller of its own for the burst test: its own limiter in n8n and its own window on the simulator. */
+const BURST_TOKEN = 'e2e-burst-token-93c1';
+const BURST_CREDENTIAL = { id: 'taskBacklogBurst01', name: 'Task Backlog (60 per minute)' };
+const BURST_EVENTS = 300;
 const POLL_SOURCE = 'poll-e2e';
 /** A listing of the poll workflow's trigger: POST /tasks/query with a condition on its source (GET /tasks without a time filter). */
 const isPollListing = (r: { method: string; path: string; body?: unknown; query: Record<string, unknown> }) =>
@@ -73,6 +77,24 @@ function pollWorkflow() {
 	};
 }
 
+/**
+ * create-and-forget.json as the burst test runs it: its own path and caller (60 requests per minute, as the spec
+ * says), answering each event with the task it stored (Respond: When Last Node Finishes), so a failed execution shows.
+ */
+function burstWorkflow(example: any) {
+	const workflow = JSON.parse(JSON.stringify(example));
+	workflow.id = 'e2eEventBurst001';
+	workflow.name = 'e2e: one ticket per execution, many at once';
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			node.parameters = { ...node.parameters, path: 'ticket-events-burst', responseMode: 'lastNode' };
+			node.webhookId = '6e1a4d2b-8f3c-4b7d-9a20-3d5f7b9c1e02';
+		}
+		if (node.credentials?.taskBacklogApi) node.credentials = { taskBacklogApi: BURST_CREDENTIAL };
+	}
+	return workflow;
+}
+
 afterAll(() => printTimings('triggers'));
 
 describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (major) => {
@@ -86,6 +108,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	const webhookCredential = triggerNode.credentials.taskBacklogWebhookApi as { id: string; name: string };
 	const triggerPath = `/webhook/${triggerNode.webhookId}/webhook`;
 	const ticketPath = `/webhook/${createAndForget.nodes.find((node: any) => node.type === 'n8n-nodes-base.webhook').parameters.path}`;
+	const burstPath = '/webhook/ticket-events-burst';
 	let pollBaselineAt = 0;
 	let pollTaskUid = '';
 
@@ -99,7 +122,11 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	beforeAll(async () => {
 		stage = await setUpStage(major);
 		await stage.folder.importCredentials([{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } }]);
-		for (const workflow of [twoWay, createAndForget, pollWorkflow()]) {
+		await stage.folder.importCredentials([
+			{ ...BURST_CREDENTIAL, type: 'taskBacklogApi', data: credentialData(stage.sim, BURST_TOKEN, { requestsPerMinute: 60 }) },
+		]);
+		stage.sim.configure({ tokens: [TOKEN, BURST_TOKEN] });
+		for (const workflow of [twoWay, createAndForget, pollWorkflow(), burstWorkflow(createAndForget)]) {
 			await stage.folder.importWorkflow(workflow);
 			await timed(`n8n ${major}.x activate ${workflow.id}`, () => stage.folder.activate(workflow.id));
 		}
@@ -108,6 +135,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		await timed(`n8n ${major}.x webhooks registered`, async () => {
 			await stage.folder.waitForWebhook(server.baseUrl, triggerPath, 120_000);
 			await stage.folder.waitForWebhook(server.baseUrl, ticketPath, 120_000);
+			await stage.folder.waitForWebhook(server.baseUrl, burstPath, 120_000);
 		});
 		// The service is told where to send its events: the trigger's production URL, signed with the shared secret.
 		stage.sim.configure({ webhooks: [{ url: `${server.baseUrl}${triggerPath}`, secret }] });
@@ -186,6 +214,35 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		expect(task.fields).toMatchObject({ ticket_id: 'EV-77', url: 'https://tickets.example.com/77', source: 'events' });
 		expect([...stage.sim.tasks.values()].filter((t) => t.fields.ticket_id === 'EV-77')).toHaveLength(1);
 	}, 3 * 60_000);
+
+	test(`${BURST_EVENTS} ticket events at once, one ticket per execution, at 60 requests per real minute and an undocumented batch limit of 50: every execution succeeds with its own task, every ticket is stored once with its values, no 429`, async () => {
+		// The service as the spec states it for this caller: 60 requests a minute (a fixed window), batches capped at 50
+		// without saying so (a 413 that gives no number).
+		stage.sim.configure({ requestsPerWindow: 60, windowMs: 60_000, readings: { maxBatchSize: 50, batchTooLarge: '413' } });
+		try {
+			const since = Date.now();
+			const answers = await Promise.all(
+				Array.from({ length: BURST_EVENTS }, (_, i) =>
+					http('POST', `${server.baseUrl}${burstPath}`, { body: { ticket_id: `BURST-${i}`, subject: `Burst ${i}` }, timeoutMs: 300_000 }),
+				),
+			);
+			const seconds = ((Date.now() - since) / 1000).toFixed(1);
+			const mine = stage.sim.requests.filter((r) => r.at >= since && r.headers.authorization === `Bearer ${BURST_TOKEN}`);
+			log(`n8n ${major}.x ${BURST_EVENTS} events at once: all answered in ${seconds} s, ${mine.length} requests (${mine.filter((r) => r.path === '/tasks/batch').length} batches)`);
+			answers.forEach((answer, i) => {
+				expect(answer.status).toBe(200);
+				expect(answer.json.uid).toBe(uuidV5(`BURST-${i}`, DEFAULT_EXTERNAL_ID_NAMESPACE));
+			});
+			const stored = [...stage.sim.tasks.values()].filter((task) => String(task.fields.ticket_id).startsWith('BURST-'));
+			expect(stored).toHaveLength(BURST_EVENTS);
+			for (const task of stored) expect(task.fields.title).toBe(`Burst ${String(task.fields.ticket_id).slice(6)}`);
+			expect(mine.filter((r) => r.status === 429)).toHaveLength(0);
+			// One request per event and more would be 600; sharing requests across executions makes it far fewer.
+			expect(mine.length).toBeLessThan(BURST_EVENTS);
+		} finally {
+			stage.sim.configure({ requestsPerWindow: 0, readings: { maxBatchSize: null, batchTooLarge: null } as any });
+		}
+	}, 6 * 60_000);
 
 	test('n8n runs the credential test (GET /accounts/me): OK with the right token, a clear failure with a bad one', async () => {
 		const owner = await http('POST', `${server.baseUrl}/rest/owner/setup`, {

@@ -31,6 +31,8 @@ export async function runBacklog(
 		executeOnce?: boolean;
 		/** The node's run in its execution (Loop Over Items: 0, 1, 2 ...). */
 		runIndex?: number;
+		/** Cancel the execution this long after it started. */
+		cancelAfterMs?: number;
 	} = {},
 ): Promise<BacklogRun> {
 	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
@@ -47,6 +49,7 @@ export async function runBacklog(
 		executionId: options.executionId,
 		executeOnce: options.executeOnce,
 		runIndex: options.runIndex,
+		cancelAfterMs: options.cancelAfterMs,
 	});
 	const items = result.output[0] ?? [];
 	return { items, json: items.map((item) => item.json), error: result.error };

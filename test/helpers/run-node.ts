@@ -95,6 +95,8 @@ export interface RunNodeOptions {
 	executionId?: string;
 	/** The node's Execute Once setting: n8n then hands it only the first input item. */
 	executeOnce?: boolean;
+	/** Cancels the execution this long after it started, as n8n's Stop button or a timeout does. */
+	cancelAfterMs?: number;
 	/**
 	 * Runs of the node before this one in the same execution (Loop Over Items runs a node once per batch): the node
 	 * then runs with `$runIndex` = runIndex, and the result read is that run's.
@@ -557,7 +559,10 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	});
 
 	const workflowExecute = new WorkflowExecute(additionalData, mode, runExecutionData);
-	const run = await workflowExecute.processRunExecutionData(workflow);
+	const running = workflowExecute.processRunExecutionData(workflow);
+	if (options.cancelAfterMs !== undefined) setTimeout(() => running.cancel(), options.cancelAfterMs);
+	// A cancelled run does not settle; n8n reports it through its workflowExecuteAfter hook instead.
+	const run = options.cancelAfterMs === undefined ? await running : await Promise.race([running, done]);
 	await done;
 
 	const taskData = run.data.resultData.runData[nodeName]?.[runIndex];

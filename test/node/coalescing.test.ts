@@ -70,6 +70,25 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(sim.tasks.size).toBe(9);
 	});
 
+	it('an execution cancelled while its read waits takes it out; the execution waiting with it is still served', async () => {
+		sim.configure({ faults: { latencyMs: [2000, 2000] } });
+		const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+		const first = runBacklog(sim, upsert, { items: [ticket(1)] });
+		await pause(50);
+		// Both reads wait behind the first one's (2 s); the second execution is cancelled before that one is answered.
+		const cancelled = runBacklog(sim, upsert, { items: [ticket(2)], cancelAfterMs: 1200 });
+		await pause(50);
+		const third = runBacklog(sim, upsert, { items: [ticket(3)] });
+		const [firstRun, , thirdRun] = await Promise.all([first, cancelled, third]);
+		expect(firstRun.error).toBeUndefined();
+		expect(thirdRun.error).toBeUndefined();
+		expect(sim.tasks.has(uidOf('E-1'))).toBe(true);
+		expect(sim.tasks.has(uidOf('E-3'))).toBe(true);
+		const aboutSecond = sim.requests.filter((request) => `${request.path} ${JSON.stringify(request.body ?? '')}`.includes(uidOf('E-2')));
+		expect(aboutSecond).toHaveLength(0);
+		expect(sim.tasks.has(uidOf('E-2'))).toBe(false);
+	}, 20_000);
+
 	it('executions with different tokens never share a request', async () => {
 		sim.configure({ tokens: [TOKEN, OTHER_TOKEN] });
 		slowServer();

@@ -224,15 +224,15 @@ export async function waitFor<T>(
 export async function http(
 	method: string,
 	url: string,
-	opts: { body?: string | object; headers?: Record<string, string> } = {},
+	opts: { body?: string | object; headers?: Record<string, string>; timeoutMs?: number } = {},
 ): Promise<{ status: number; text: string; json: any; headers: Record<string, string | string[] | undefined> }> {
 	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
 	const res = await request(url, {
 		method: method as 'GET',
 		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
 		body,
-		headersTimeout: 60_000,
-		bodyTimeout: 60_000,
+		headersTimeout: opts.timeoutMs ?? 60_000,
+		bodyTimeout: opts.timeoutMs ?? 60_000,
 	});
 	const text = await res.body.text();
 	let json: any;

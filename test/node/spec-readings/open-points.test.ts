@@ -3,10 +3,10 @@
 // test must hold under both readings; tests that pin one reading set it themselves.
 import { NodeOperationError } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
-import { byId, readingsOf, runBacklog, sent, TOKEN, writesSent } from '../helpers/backlog';
-import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../nodes/shared/tasks/identity';
+import { byId, readingsOf, runBacklog, sent, TOKEN, writesSent } from '../../helpers/backlog';
+import type { Simulator } from '../../../tools/simulator/simulator';
+import { startSimulator } from '../../../tools/simulator/simulator';
 
 let sim: Simulator;
 

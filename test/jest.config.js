@@ -22,7 +22,7 @@ module.exports = {
 			transform,
 			// node/ holds spec-readings/, the node under each reading of the spec's open points.
 			testMatch: ['<rootDir>/test/node/**/*.test.ts', '<rootDir>/test/transport/**/*.test.ts', '<rootDir>/test/triggers/poll-trigger.test.ts'],
-			// Input values are refused before any request, and Retry-After is answered by plain servers: no reading matters.
+			// Run in unit only: input values are checked before any request, and Retry-After comes from plain servers.
 			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/node/input-values.test.ts', '<rootDir>/test/transport/retry-after.test.ts'],
 			setupFiles: ['<rootDir>/test/helpers/strict-profile.ts'],
 		},

@@ -2,7 +2,7 @@ import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workf
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
-import type { Readings, Simulator } from '../../tools/simulator/simulator';
+import type { Readings, Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
 import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
 import { runNode } from './run-node';
 
@@ -79,16 +79,18 @@ export function readingsOf(sim: Simulator): Readings {
 /**
  * One simulator for the enclosing describe block (or file): started once, stopped after, and before each test reset,
  * with its window limit off and no Retry-After on a 429 (the tests that want either set them). `use` receives it.
+ * `options` are the simulator's for every test: given at start and again before each test, so what one test changes
+ * does not reach the next.
  */
-export function useSimulator(use: (sim: Simulator) => void): void {
+export function useSimulator(use: (sim: Simulator) => void, options: SimulatorOptions = {}): void {
 	let sim: Simulator | undefined;
 	beforeAll(async () => {
-		sim = await startSimulator({ tokens: [TOKEN] });
+		sim = await startSimulator({ tokens: [TOKEN], ...options });
 		use(sim);
 	});
 	afterAll(async () => await sim?.stop());
 	beforeEach(() => {
 		sim!.reset();
-		sim!.configure({ requestsPerWindow: 0, retryAfterOnLimit: false });
+		sim!.configure({ requestsPerWindow: 0, retryAfterOnLimit: false, ...options });
 	});
 }

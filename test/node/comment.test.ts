@@ -1,14 +1,9 @@
-import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { byId, runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN], maxPageSize: 3 });
-});
-afterAll(async () => await sim.stop());
-beforeEach(() => sim.reset());
+useSimulator((started) => (sim = started), { maxPageSize: 3 });
 
 describe('Comment', () => {
 	it('comments round-trip: create, get, list across pages, update', async () => {

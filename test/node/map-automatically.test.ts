@@ -6,17 +6,12 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
-import { runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN], maxPageSize: 100 });
-});
-afterAll(async () => await sim.stop());
-beforeEach(() => sim.reset());
+useSimulator((started) => (sim = started), { maxPageSize: 100 });
 
 const uidOf = (id: string, namespace = DEFAULT_EXTERNAL_ID_NAMESPACE) => uuidV5(id, namespace);
 const autoMap = (operation: string, extra: IDataObject = {}) => ({ resource: 'task', operation, inputData: 'autoMap', ...extra });

@@ -1,15 +1,10 @@
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
-import { runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN], maxPageSize: 10 });
-});
-afterAll(async () => await sim.stop());
-beforeEach(() => sim.reset());
+useSimulator((started) => (sim = started), { maxPageSize: 10 });
 
 const sync = (extra: Record<string, unknown> = {}) => ({
 	resource: 'task',

@@ -1,20 +1,12 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
-import { byId, readingsOf, runBacklog, sent, TOKEN, writesSent } from '../helpers/backlog';
+import { byId, readingsOf, runBacklog, sent, useSimulator, writesSent } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN], maxPageSize: 100 });
-});
-afterAll(async () => await sim.stop());
-beforeEach(() => {
-	sim.reset();
-	sim.configure({ maxPageSize: 100, maxBatchSize: undefined, faults: undefined });
-});
+useSimulator((started) => (sim = started), { maxPageSize: 100, maxBatchSize: undefined, faults: undefined });
 
 const tickets = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
 

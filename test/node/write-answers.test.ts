@@ -4,7 +4,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { json, startServer } from '../hardening/servers';
+import { json, startServer } from '../helpers/servers';
 import { runBacklog, sent, useSimulator, writesSent } from '../helpers/backlog';
 
 let sim: Simulator;

@@ -8,9 +8,8 @@ import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
 import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
-import { byId, runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 /** n requests through the limiter, answered with `status`. */
 async function send(limiter: RateLimiter, n: number, status = 200) {
@@ -148,13 +147,8 @@ describe('over HTTP: a request that meets a window another client has filled', (
 	const WINDOW_MS = 1500;
 	const credentials = { requestsPerMinute: 60, rateLimitWindowSeconds: WINDOW_MS / 1000 };
 
-	beforeAll(async () => {
-		sim = await startSimulator({ tokens: [TOKEN] });
-	});
-	afterAll(async () => await sim.stop());
-	beforeEach(async () => {
-		sim.reset();
-		sim.configure({ tokens: [TOKEN], requestsPerWindow: 60, windowMs: WINDOW_MS, retryAfterOnLimit: false });
+	useSimulator((started) => (sim = started), { requestsPerWindow: 60, windowMs: WINDOW_MS });
+	beforeEach(() => {
 		[{ uid }] = sim.seedTasks(1);
 	});
 

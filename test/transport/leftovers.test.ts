@@ -9,7 +9,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { BacklogClient, DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/client';
 import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { json, startServer, type LocalServer } from '../hardening/servers';
+import { json, startServer, type LocalServer } from '../helpers/servers';
 
 let sim: Simulator;
 let uid: string;

@@ -15,7 +15,7 @@ import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/versio
 import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import { runNode, testCredential } from '../helpers/run-node';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { json, startServer, type LocalServer } from './servers';
+import { json, startServer, type LocalServer } from '../helpers/servers';
 
 const UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const TASK = { uid: UID, status: 'TODO', fields: { title: 'From the other origin' } };

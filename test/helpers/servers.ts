@@ -1,6 +1,6 @@
 /**
- * Plain node:http servers for the hardening tests: what the simulator does not do (answer a redirect, echo the
- * token, stand on another origin). Each listens on a free port of the given address and records what it got.
+ * Plain node:http servers for what the simulator does not do (answer a redirect, echo the token, stand on another
+ * origin). Each listens on a free port of the given address and records what it got.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -7,17 +7,12 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
-import { runBacklog, sent, TOKEN } from '../helpers/backlog';
+import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { startSimulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-beforeAll(async () => {
-	sim = await startSimulator({ tokens: [TOKEN] });
-});
-afterAll(async () => await sim.stop());
-beforeEach(() => sim.reset());
+useSimulator((started) => (sim = started));
 
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
 

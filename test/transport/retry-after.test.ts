@@ -7,7 +7,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { DEFAULT_RETRY_POLICY } from '../../nodes/shared/transport/client';
 import { byId, runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { json, startServer } from './servers';
+import { json, startServer } from '../helpers/servers';
 
 let sim: Simulator;
 let uid: string;

@@ -28,7 +28,10 @@ export class TaskBacklogApi implements ICredentialType {
 
 	displayName = 'Task Backlog API';
 
-	icon: Icon = { light: 'file:../icons/taskBacklog.svg', dark: 'file:../icons/taskBacklog.dark.svg' };
+	icon: Icon = {
+		light: 'file:../icons/taskBacklog.svg',
+		dark: 'file:../icons/taskBacklog.dark.svg',
+	};
 
 	documentationUrl = 'https://github.com/task-backlog/n8n-nodes-task-backlog#credentials';
 

@@ -12,7 +12,10 @@ export class TaskBacklogWebhookApi implements ICredentialType {
 
 	displayName = 'Task Backlog Webhook API';
 
-	icon: Icon = { light: 'file:../icons/taskBacklog.svg', dark: 'file:../icons/taskBacklog.dark.svg' };
+	icon: Icon = {
+		light: 'file:../icons/taskBacklog.svg',
+		dark: 'file:../icons/taskBacklog.dark.svg',
+	};
 
 	documentationUrl = 'https://github.com/task-backlog/n8n-nodes-task-backlog#webhook-credential';
 

@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { description as commentDescription } from './actions/comment';
@@ -11,7 +16,10 @@ export class TaskBacklog implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Task Backlog',
 		name: 'taskBacklog',
-		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
+		icon: {
+			light: 'file:../../icons/taskBacklog.svg',
+			dark: 'file:../../icons/taskBacklog.dark.svg',
+		},
 		group: ['transform'],
 		// 2: a condition of Query has Value Type Automatic by default (a number or boolean typed as text matches it as
 		// stored). Workflows saved with version 1 keep String as the default and send the text as typed, as before.

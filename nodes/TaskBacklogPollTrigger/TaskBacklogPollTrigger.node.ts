@@ -7,11 +7,25 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../shared/tasks/filters';
+import {
+	customFieldQuery,
+	needsTaskQuery,
+	taskFilterOptions,
+	taskMatcher,
+	taskQueryCondition,
+} from '../shared/tasks/filters';
 import { BacklogClient } from '../shared/transport/client';
 import { queryTasks } from '../shared/tasks/queryTasks';
 import type { PollEvent } from './changes';
-import { baseline, compareInstants, instant, isPollState, marker, selectChanges, windowStart } from './changes';
+import {
+	baseline,
+	compareInstants,
+	instant,
+	isPollState,
+	marker,
+	selectChanges,
+	windowStart,
+} from './changes';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;
@@ -29,11 +43,16 @@ export class TaskBacklogPollTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Task Backlog Poll Trigger',
 		name: 'taskBacklogPollTrigger',
-		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
+		icon: {
+			light: 'file:../../icons/taskBacklog.svg',
+			dark: 'file:../../icons/taskBacklog.dark.svg',
+		},
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{ {"newTask": "New Task", "updatedTask": "Updated Task", "closedTask": "Closed Task"}[$parameter["event"]] }}',
-		description: 'Starts the workflow when tasks are created, updated or closed, by polling the Task Backlog Service',
+		subtitle:
+			'={{ {"newTask": "New Task", "updatedTask": "Updated Task", "closedTask": "Closed Task"}[$parameter["event"]] }}',
+		description:
+			'Starts the workflow when tasks are created, updated or closed, by polling the Task Backlog Service',
 		defaults: { name: 'Task Backlog Poll Trigger' },
 		polling: true,
 		inputs: [],
@@ -73,7 +92,11 @@ export class TaskBacklogPollTrigger implements INodeType {
 				default: {},
 				options: taskFilterOptions.map((option) =>
 					option.name === 'status'
-						? { ...option, description: 'Only tasks in one of these states. Not used with Closed Task, which watches DONE tasks.' }
+						? {
+								...option,
+								description:
+									'Only tasks in one of these states. Not used with Closed Task, which watches DONE tasks.',
+							}
 						: option,
 				),
 			},
@@ -118,11 +141,17 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const client = new BacklogClient(this);
 		const now = Date.now();
 
-		const list = async (afterMs: number | undefined, maxItems = Infinity): Promise<IDataObject[]> => {
+		const list = async (
+			afterMs: number | undefined,
+			maxItems = Infinity,
+		): Promise<IDataObject[]> => {
 			// The spec gives GET /tasks no parameter for time, status or assignee (a server may read such a name as a
 			// custom field and return nothing), so those go to POST /tasks/query as conditions. Whatever comes back,
 			// the trigger filters and de-duplicates on its side.
-			const extra = sendTimeFilter && afterMs !== undefined ? [{ field: 'updated_at', operator: '>=', value: new Date(afterMs).toISOString() }] : [];
+			const extra =
+				sendTimeFilter && afterMs !== undefined
+					? [{ field: 'updated_at', operator: '>=', value: new Date(afterMs).toISOString() }]
+					: [];
 			if (extra.length > 0 || needsTaskQuery(filters, statuses)) {
 				const body = { condition: taskQueryCondition(this.getNode(), filters, statuses, extra) };
 				return await queryTasks(client, { body, archived: filters.archived === true, maxItems });
@@ -135,7 +164,10 @@ export class TaskBacklogPollTrigger implements INodeType {
 			// A sample to map fields from: recent matching tasks, whether or not they are new. The listing is
 			// oldest first, so short windows come first to keep it small; the state is left alone.
 			for (const windowMs of SAMPLE_WINDOWS_MS) {
-				const tasks = await list(windowMs === undefined ? undefined : now - windowMs, SAMPLE_MAX_ITEMS);
+				const tasks = await list(
+					windowMs === undefined ? undefined : now - windowMs,
+					SAMPLE_MAX_ITEMS,
+				);
 				const sample = recent(event, tasks, matches);
 				if (sample.length > 0) return [this.helpers.returnJsonArray(sample)];
 			}
@@ -148,7 +180,13 @@ export class TaskBacklogPollTrigger implements INodeType {
 			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
 			const afterMs = now - BASELINE_MS - lookbackMs;
 			const tasks = await list(afterMs);
-			const state = baseline(event, tasks, new Date(afterMs + lookbackMs).toISOString(), lookbackMs, now);
+			const state = baseline(
+				event,
+				tasks,
+				new Date(afterMs + lookbackMs).toISOString(),
+				lookbackMs,
+				now,
+			);
 			staticData.state = state as unknown as IDataObject;
 			return null;
 		}
@@ -165,7 +203,11 @@ export class TaskBacklogPollTrigger implements INodeType {
 }
 
 /** The newest few tasks in the event's state, for a manual run. */
-function recent(event: PollEvent, tasks: IDataObject[], matches: (task: IDataObject) => boolean): IDataObject[] {
+function recent(
+	event: PollEvent,
+	tasks: IDataObject[],
+	matches: (task: IDataObject) => boolean,
+): IDataObject[] {
 	return tasks
 		.filter((task) => matches(task) && marker(event, task) !== undefined)
 		.map((task) => ({ task, at: instant(task.updated_at) ?? ([0, 0] as [number, number]) }))

@@ -59,7 +59,8 @@ export function compareInstants(a: Instant, b: Instant): number {
 	return a[0] - b[0] || a[1] - b[1];
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
+const text = (value: unknown): string | undefined =>
+	typeof value === 'string' && value !== '' ? value : undefined;
 
 /**
  * The time a task's event happened, or undefined when the task is not in that event's state. New: the service's
@@ -68,7 +69,8 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  */
 export function marker(event: PollEvent, task: IDataObject): string | undefined {
 	if (event === 'newTask') return text(task.internal_created_at) ?? text(task.created_at);
-	if (event === 'closedTask') return task.status === 'DONE' ? (text(task.done_at) ?? text(task.updated_at)) : undefined;
+	if (event === 'closedTask')
+		return task.status === 'DONE' ? (text(task.done_at) ?? text(task.updated_at)) : undefined;
 	return text(task.updated_at);
 }
 
@@ -110,7 +112,11 @@ export function latestByUid(tasks: IDataObject[]): IDataObject[] {
 }
 
 /** The newest updated_at among the tasks, ignoring stamps implausibly far in our future. */
-export function newestUpdate(tasks: IDataObject[], current: string | undefined, nowMs: number): string | undefined {
+export function newestUpdate(
+	tasks: IDataObject[],
+	current: string | undefined,
+	nowMs: number,
+): string | undefined {
 	let best = current;
 	let bestAt = instant(current);
 	for (const task of tasks) {
@@ -217,9 +223,14 @@ export function selectChanges(
 		}
 		picked.push({ task, at, uid });
 	}
-	picked.sort((a, b) => compareInstants(a.at, b.at) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0));
+	picked.sort(
+		(a, b) => compareInstants(a.at, b.at) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),
+	);
 	const position = notAfter(newestUpdate(fetched, state.position, nowMs) ?? state.position, nowMs);
-	const next = prune({ event: state.event, position, seen, floor: state.floor, resume: !complete, closed }, lookbackMs);
+	const next = prune(
+		{ event: state.event, position, seen, floor: state.floor, resume: !complete, closed },
+		lookbackMs,
+	);
 	return { emit: picked.map(({ task }) => task), next };
 }
 

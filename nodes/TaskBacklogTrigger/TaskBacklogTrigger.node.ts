@@ -26,7 +26,10 @@ export class TaskBacklogTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Task Backlog Trigger',
 		name: 'taskBacklogTrigger',
-		icon: { light: 'file:../../icons/taskBacklog.svg', dark: 'file:../../icons/taskBacklog.dark.svg' },
+		icon: {
+			light: 'file:../../icons/taskBacklog.svg',
+			dark: 'file:../../icons/taskBacklog.dark.svg',
+		},
 		group: ['trigger'],
 		// 1.1: the secret comes from the Task Backlog Webhook credential by default. Workflows saved with version 1
 		// keep reading it from the node's own parameters, as they always did.
@@ -69,11 +72,15 @@ export class TaskBacklogTrigger implements INodeType {
 				const data = credential.data ?? {};
 				if (!String(data.secret ?? '')) return { status: 'Error', message: 'The Secret is empty' };
 				if (data.signatureCoversTimestamp === true && !String(data.timestampHeader ?? '').trim()) {
-					return { status: 'Error', message: 'Signature Covers Timestamp needs a Timestamp Header' };
+					return {
+						status: 'Error',
+						message: 'Signature Covers Timestamp needs a Timestamp Header',
+					};
 				}
 				return {
 					status: 'OK',
-					message: 'The secret is set. It is checked on every request the service sends to the trigger.',
+					message:
+						'The secret is set. It is checked on every request the service sends to the trigger.',
 				};
 			},
 		},
@@ -91,7 +98,9 @@ export class TaskBacklogTrigger implements INodeType {
 				const webhookData = this.getWorkflowStaticData('node');
 				const url = this.getNodeWebhookUrl('default');
 				webhookData.webhookUrl = url;
-				this.logger.info(`Task Backlog Trigger listens at ${url}; the service must be asked to send events there`);
+				this.logger.info(
+					`Task Backlog Trigger listens at ${url}; the service must be asked to send events there`,
+				);
 				return true;
 			},
 			async delete(this: IHookFunctions): Promise<boolean> {
@@ -129,15 +138,28 @@ export class TaskBacklogTrigger implements INodeType {
 			if (verdict.signature && options.dropRepeats !== false) {
 				const scope = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
 				const key = deliveryKey([verdict.signature.digest]);
-				if (!firstDelivery(scope, this.getWorkflowStaticData('node'), key, now, rememberMs(settings, verdict.signature.sentAtMs, now))) {
+				if (
+					!firstDelivery(
+						scope,
+						this.getWorkflowStaticData('node'),
+						key,
+						now,
+						rememberMs(settings, verdict.signature.sentAtMs, now),
+					)
+				) {
 					// Acknowledged so that the service stops resending it; the first copy already started the workflow.
-					this.logger.info('Task Backlog Trigger acknowledged a repeated delivery without starting the workflow');
+					this.logger.info(
+						'Task Backlog Trigger acknowledged a repeated delivery without starting the workflow',
+					);
 					return { webhookResponse: { ...RECEIVED, duplicate: true } };
 				}
 			}
 		}
 
-		const accepted = acceptedEvents(this.getNodeParameter('events', []), this.getNodeParameter('otherEvents', ''));
+		const accepted = acceptedEvents(
+			this.getNodeParameter('events', []),
+			this.getNodeParameter('otherEvents', ''),
+		);
 		const eventField = String(options.eventField ?? 'type').trim() || 'type';
 		const events = eventsOf(this.getBodyData(), rawBody).filter((event) => {
 			if (accepted.size === 0) return true;
@@ -147,7 +169,9 @@ export class TaskBacklogTrigger implements INodeType {
 		// Acknowledged with 200 so the service does not resend it, but no execution starts.
 		if (events.length === 0) return { webhookResponse: { ...RECEIVED, ignored: true } };
 
-		const shownHeaders = options.includeHeaders ? publicHeaders(this, headers, settings) : undefined;
+		const shownHeaders = options.includeHeaders
+			? publicHeaders(this, headers, settings)
+			: undefined;
 		const items: INodeExecutionData[] = events.map((event) => ({
 			json: shownHeaders ? { headers: shownHeaders, body: event } : event,
 		}));

@@ -31,7 +31,8 @@ function secretSourceProperty(
 			{
 				name: 'Credential',
 				value: 'credential',
-				description: 'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
+				description:
+					'The secret and header names are kept in a Task Backlog Webhook credential (encrypted)',
 			},
 			{
 				name: 'Node Parameters (Legacy)',
@@ -74,7 +75,8 @@ export function triggerProperties(): INodeProperties[] {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. task.archived, task.commented',
-			description: 'Comma-separated event kinds not in the list above, for kinds the service adds later',
+			description:
+				'Comma-separated event kinds not in the list above, for kinds the service adds later',
 		},
 		{
 			displayName: 'Authentication',
@@ -85,7 +87,8 @@ export function triggerProperties(): INodeProperties[] {
 				{
 					name: 'HMAC-SHA256 Signature',
 					value: 'hmacSha256',
-					description: 'The service signs the raw body (and optionally a timestamp) with a shared secret',
+					description:
+						'The service signs the raw body (and optionally a timestamp) with a shared secret',
 				},
 				{
 					name: 'None',
@@ -103,8 +106,16 @@ export function triggerProperties(): INodeProperties[] {
 				'How to check that a request comes from the service. A request that fails the check gets 401 and starts nothing.',
 		},
 		// One parameter, two definitions told apart by node version (see secretSourceProperty).
-		secretSourceProperty('parameters', [1], 'Where the secret agreed with the service is kept. Prefer Credential.'),
-		secretSourceProperty('credential', [{ _cnd: { gte: 1.1 } }], 'Where the secret agreed with the service is kept'),
+		secretSourceProperty(
+			'parameters',
+			[1],
+			'Where the secret agreed with the service is kept. Prefer Credential.',
+		),
+		secretSourceProperty(
+			'credential',
+			[{ _cnd: { gte: 1.1 } }],
+			'Where the secret agreed with the service is kept',
+		),
 		{
 			displayName: 'Secret',
 			name: 'secret',
@@ -153,8 +164,7 @@ export function triggerProperties(): INodeProperties[] {
 					name: 'includeHeaders',
 					type: 'boolean',
 					default: false,
-					description:
-						`Whether to output {headers, body} instead of the payload alone, e.g. to read the ${EVENT_HEADER} header. The secret and signature headers, Authorization and Cookie are left out.`,
+					description: `Whether to output {headers, body} instead of the payload alone, e.g. to read the ${EVENT_HEADER} header. The secret and signature headers, Authorization and Cookie are left out.`,
 				},
 				{
 					displayName: 'Drop Repeated Deliveries',

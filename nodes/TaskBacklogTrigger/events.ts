@@ -58,6 +58,8 @@ export function eventsOf(body: unknown, rawBody: Buffer | undefined): IDataObjec
 	// One event per request is what the service sent so far; an array is taken as a batch of events.
 	const list = Array.isArray(payload) ? payload : [payload ?? {}];
 	return list.map((entry) =>
-		entry && typeof entry === 'object' && !Array.isArray(entry) ? (entry as IDataObject) : { body: entry as IDataObject },
+		entry && typeof entry === 'object' && !Array.isArray(entry)
+			? (entry as IDataObject)
+			: { body: entry as IDataObject },
 	);
 }

@@ -65,6 +65,8 @@ export function firstDelivery(
 	stored.set(key, expiresAt);
 	prune(stored, nowMs, STORED_LIMIT);
 	// Whole seconds keep the stored object small; it is written back whole so that n8n notices the change.
-	staticData[STORE_KEY] = Object.fromEntries([...stored].map(([name, at]) => [name, Math.ceil(at / 1000)]));
+	staticData[STORE_KEY] = Object.fromEntries(
+		[...stored].map(([name, at]) => [name, Math.ceil(at / 1000)]),
+	);
 	return true;
 }

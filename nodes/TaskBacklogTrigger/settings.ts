@@ -21,15 +21,24 @@ const DEFAULT_REMEMBER_MS = 300_000;
  * How long an accepted delivery could be accepted again: until its timestamp leaves the replay window when the
  * signature covers the timestamp; otherwise (a fresh timestamp can be put on an old body) for one window.
  */
-export function rememberMs(settings: VerificationSettings, sentAtMs: number | undefined, nowMs: number): number {
+export function rememberMs(
+	settings: VerificationSettings,
+	sentAtMs: number | undefined,
+	nowMs: number,
+): number {
 	const windowMs = settings.replayWindowSeconds * 1000;
 	if (windowMs <= 0) return DEFAULT_REMEMBER_MS;
-	if (settings.signatureCoversTimestamp && sentAtMs !== undefined) return Math.max(sentAtMs + windowMs - nowMs, 0) + 1000;
+	if (settings.signatureCoversTimestamp && sentAtMs !== undefined)
+		return Math.max(sentAtMs + windowMs - nowMs, 0) + 1000;
 	return windowMs;
 }
 
 /** The request headers without those that carry the secret, a signature or someone's session. */
-export function publicHeaders(ctx: IWebhookFunctions, headers: Headers, settings: VerificationSettings | undefined): IDataObject {
+export function publicHeaders(
+	ctx: IWebhookFunctions,
+	headers: Headers,
+	settings: VerificationSettings | undefined,
+): IDataObject {
 	const text = (name: string, fallback: string) => {
 		const value = ctx.getNodeParameter(name, fallback);
 		return typeof value === 'string' ? value : fallback;
@@ -52,7 +61,10 @@ export function publicHeaders(ctx: IWebhookFunctions, headers: Headers, settings
 	) as IDataObject;
 }
 
-export async function verificationSettings(ctx: IWebhookFunctions, method: VerificationMethod): Promise<VerificationSettings> {
+export async function verificationSettings(
+	ctx: IWebhookFunctions,
+	method: VerificationMethod,
+): Promise<VerificationSettings> {
 	const fromCredential = ctx.getNodeParameter('secretSource', 'parameters') === 'credential';
 	const stored = fromCredential ? await ctx.getCredentials(WEBHOOK_CREDENTIAL_TYPE) : undefined;
 	const read = (name: string, fallback: unknown): unknown =>
@@ -62,9 +74,11 @@ export async function verificationSettings(ctx: IWebhookFunctions, method: Verif
 		method,
 		secret: text('secret', ''),
 		secretHeader: text('headerName', DEFAULT_SECRET_HEADER).trim() || DEFAULT_SECRET_HEADER,
-		signatureHeader: text('signatureHeader', DEFAULT_SIGNATURE_HEADER).trim() || DEFAULT_SIGNATURE_HEADER,
+		signatureHeader:
+			text('signatureHeader', DEFAULT_SIGNATURE_HEADER).trim() || DEFAULT_SIGNATURE_HEADER,
 		signaturePrefix: text('signaturePrefix', DEFAULT_SIGNATURE_PREFIX),
-		timestampHeader: method === 'hmacSha256' ? text('timestampHeader', DEFAULT_TIMESTAMP_HEADER).trim() : '',
+		timestampHeader:
+			method === 'hmacSha256' ? text('timestampHeader', DEFAULT_TIMESTAMP_HEADER).trim() : '',
 		replayWindowSeconds: Number(ctx.getNodeParameter('replayWindowSeconds', 300)) || 0,
 		signatureCoversTimestamp: read('signatureCoversTimestamp', false) === true,
 	};
@@ -73,7 +87,9 @@ export async function verificationSettings(ctx: IWebhookFunctions, method: Verif
 	if (!settings.secret) {
 		throw new NodeOperationError(
 			ctx.getNode(),
-			fromCredential ? "The Task Backlog Webhook credential's Secret is empty" : 'The Secret is empty',
+			fromCredential
+				? "The Task Backlog Webhook credential's Secret is empty"
+				: 'The Secret is empty',
 			{
 				description: fromCredential
 					? 'Enter the secret agreed with the Task Backlog Service in the credential, or set Authentication to None.'
@@ -82,9 +98,14 @@ export async function verificationSettings(ctx: IWebhookFunctions, method: Verif
 		);
 	}
 	if (method === 'hmacSha256' && settings.signatureCoversTimestamp && !settings.timestampHeader) {
-		throw new NodeOperationError(ctx.getNode(), 'Signature Covers Timestamp needs a Timestamp Header', {
-			description: 'Enter the header that carries the timestamp, or turn Signature Covers Timestamp off.',
-		});
+		throw new NodeOperationError(
+			ctx.getNode(),
+			'Signature Covers Timestamp needs a Timestamp Header',
+			{
+				description:
+					'Enter the header that carries the timestamp, or turn Signature Covers Timestamp off.',
+			},
+		);
 	}
 	return settings;
 }

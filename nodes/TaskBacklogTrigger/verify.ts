@@ -26,8 +26,7 @@ export type Headers = Record<string, string | string[] | undefined>;
  * the same pair again is the same delivery.
  */
 export type Verdict =
-	| { ok: true; signature?: { digest: string; sentAtMs?: number } }
-	| { ok: false; reason: string };
+	{ ok: true; signature?: { digest: string; sentAtMs?: number } } | { ok: false; reason: string };
 
 const reject = (reason: string): Verdict => ({ ok: false, reason });
 
@@ -65,13 +64,20 @@ export function hmacHex(secret: string, timestamp: string | undefined, rawBody: 
 }
 
 /** Checks one request against the settings. Never throws for a bad request: the caller answers 401. */
-export function verifyRequest(settings: VerificationSettings, headers: Headers, rawBody: Buffer, nowMs: number): Verdict {
+export function verifyRequest(
+	settings: VerificationSettings,
+	headers: Headers,
+	rawBody: Buffer,
+	nowMs: number,
+): Verdict {
 	if (settings.method === 'none') return { ok: true };
 
 	if (settings.method === 'sharedSecret') {
 		const received = headerValue(headers, settings.secretHeader);
 		if (received === undefined) return reject(`missing ${settings.secretHeader} header`);
-		return safeEqual(received.trim(), settings.secret) ? { ok: true } : reject('wrong shared secret');
+		return safeEqual(received.trim(), settings.secret)
+			? { ok: true }
+			: reject('wrong shared secret');
 	}
 
 	let timestamp: string | undefined;
@@ -82,14 +88,21 @@ export function verifyRequest(settings: VerificationSettings, headers: Headers, 
 		const sentAt = parseTimestamp(timestamp);
 		if (sentAt === undefined) return reject(`unreadable ${settings.timestampHeader} header`);
 		sentAtMs = sentAt;
-		if (settings.replayWindowSeconds > 0 && Math.abs(nowMs - sentAt) > settings.replayWindowSeconds * 1000) {
+		if (
+			settings.replayWindowSeconds > 0 &&
+			Math.abs(nowMs - sentAt) > settings.replayWindowSeconds * 1000
+		) {
 			return reject('timestamp outside the replay window');
 		}
 	}
 
 	const header = headerValue(headers, settings.signatureHeader);
 	if (!header?.trim()) return reject(`missing ${settings.signatureHeader} header`);
-	const expected = hmacHex(settings.secret, settings.signatureCoversTimestamp ? timestamp : undefined, rawBody);
+	const expected = hmacHex(
+		settings.secret,
+		settings.signatureCoversTimestamp ? timestamp : undefined,
+		rawBody,
+	);
 	const prefix = settings.signaturePrefix.toLowerCase();
 	// Several comma-separated signatures are accepted so the service can sign with an old and a new secret
 	// while it rotates them.
@@ -97,7 +110,14 @@ export function verifyRequest(settings: VerificationSettings, headers: Headers, 
 		.split(',')
 		.map((part) => part.trim())
 		.filter((part) => part !== '')
-		.map((part) => (prefix && part.toLowerCase().startsWith(prefix) ? part.slice(prefix.length) : part).toLowerCase())
+		.map((part) =>
+			(prefix && part.toLowerCase().startsWith(prefix)
+				? part.slice(prefix.length)
+				: part
+			).toLowerCase(),
+		)
 		.reduce((found, candidate) => safeEqual(candidate, expected) || found, false);
-	return matched ? { ok: true, signature: { digest: expected, sentAtMs } } : reject('signature does not match');
+	return matched
+		? { ok: true, signature: { digest: expected, sentAtMs } }
+		: reject('signature does not match');
 }

@@ -35,10 +35,14 @@ export type WebhookHeaderField =
  * apply to). Built on each call, so that no two node or credential instances share a property object. Listed in the
  * credential's order.
  */
-export function webhookHeaderFields(where: 'credential' | 'parameters'): Record<WebhookHeaderField, INodeProperties> {
+export function webhookHeaderFields(
+	where: 'credential' | 'parameters',
+): Record<WebhookHeaderField, INodeProperties> {
 	const credential = where === 'credential';
 	const shownFor = (authentication: string[]) =>
-		credential ? {} : { displayOptions: { show: { authentication, secretSource: ['parameters'] } } };
+		credential
+			? {}
+			: { displayOptions: { show: { authentication, secretSource: ['parameters'] } } };
 	return {
 		headerName: {
 			displayName: credential ? 'Shared Secret Header' : 'Header Name',
@@ -67,7 +71,8 @@ export function webhookHeaderFields(where: 'credential' | 'parameters'): Record<
 			type: 'string',
 			default: DEFAULT_SIGNATURE_PREFIX,
 			...shownFor(['hmacSha256']),
-			description: 'Text before the digest in the signature header. Leave empty if the header holds the digest only.',
+			description:
+				'Text before the digest in the signature header. Leave empty if the header holds the digest only.',
 		},
 		timestampHeader: {
 			displayName: 'Timestamp Header',

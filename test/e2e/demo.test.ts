@@ -66,23 +66,30 @@ function runDemo(args: string[]): Promise<DemoRun> {
 test(
 	'npm run demo -- --once runs the ticket sync in a real n8n and prints what it did',
 	async () => {
-		if (!fs.existsSync(demoJs)) throw new Error(`${demoJs} is missing: run \`npm run build && npm run build:tools\` first`);
+		if (!fs.existsSync(demoJs))
+			throw new Error(`${demoJs} is missing: run \`npm run build && npm run build:tools\` first`);
 		const stateFile = path.join(tmp, 'simulator-state.json');
 		const started = Date.now();
 		const result = await runDemo(['--once', '--sim-port', '0', '--state', stateFile]);
-		process.stderr.write(`[demo-test] demo --once: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+		process.stderr.write(
+			`[demo-test] demo --once: ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
+		);
 		if (result.code !== 0) process.stderr.write(`[demo-test] output:\n${result.output}\n`);
 		expect(result.timedOut).toBe(false);
 		expect(result.code).toBe(0);
 
 		// "2 created, 1 updated, 1 reopened, 1 unchanged, 1 closed"
-		const totals = /(\d+) created, (\d+) updated, (\d+) reopened, (\d+) unchanged, (\d+) closed/.exec(result.output);
+		const totals =
+			/(\d+) created, (\d+) updated, (\d+) reopened, (\d+) unchanged, (\d+) closed/.exec(
+				result.output,
+			);
 		expect(totals).not.toBeNull();
 		expect(Number(totals![1])).toBeGreaterThan(0);
 		// one line per task, with the task's link on the simulator
 		const created = result.output.split('\n').filter((line) => /^\s+created\s/.test(line));
 		expect(created).toHaveLength(Number(totals![1]));
-		for (const line of created) expect(line).toMatch(/http:\/\/127\.0\.0\.1:\d+\/api\/v1\/tasks\/[0-9a-f-]{36}$/);
+		for (const line of created)
+			expect(line).toMatch(/http:\/\/127\.0\.0\.1:\d+\/api\/v1\/tasks\/[0-9a-f-]{36}$/);
 		// the simulator kept its state for the next run
 		expect(JSON.parse(fs.readFileSync(stateFile, 'utf8')).tasks.length).toBeGreaterThan(0);
 	},

@@ -29,7 +29,9 @@ import {
 	waitFor,
 } from './lib/backlog';
 
-const MAJORS = (process.env.TASK_BACKLOG_E2E_MAJORS ?? '2,1').split(',').map((m) => Number(m.trim()) as N8nMajor);
+const MAJORS = (process.env.TASK_BACKLOG_E2E_MAJORS ?? '2,1')
+	.split(',')
+	.map((m) => Number(m.trim()) as N8nMajor);
 const TASK_UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const WEBHOOK_SECRET = 'e2e-webhook-secret-7c1d';
 const REDIRECT_CREDENTIAL = { id: 'hardenRedirect01', name: 'Task Backlog (redirecting Base URL)' };
@@ -48,7 +50,11 @@ const publicAddress = Object.values(networkInterfaces())
 
 /** A plain server (on 127.0.0.1 by default) that records what reaches it; stopped by the test, or after 20 minutes. */
 async function recorder(
-	answer: (req: IncomingMessage) => { status: number; headers?: Record<string, string>; body: unknown },
+	answer: (req: IncomingMessage) => {
+		status: number;
+		headers?: Record<string, string>;
+		body: unknown;
+	},
 	host = '127.0.0.1',
 ): Promise<Recorder> {
 	const received: Recorder['received'] = [];
@@ -116,14 +122,31 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 	beforeAll(async () => {
 		stage = await setUpStage(major);
 		stage.sim.seedTasks(1, () => ({ uid: TASK_UID, fields: { title: 'Webhook target' } }));
-		otherOrigin = await recorder(() => ({ status: 200, body: { uid: TASK_UID, status: 'TODO', fields: { title: 'From the other origin' } } }));
-		redirecting = await recorder((req) => ({ status: 302, headers: { location: `${otherOrigin.origin}${req.url ?? '/'}` }, body: {} }));
+		otherOrigin = await recorder(() => ({
+			status: 200,
+			body: { uid: TASK_UID, status: 'TODO', fields: { title: 'From the other origin' } },
+		}));
+		redirecting = await recorder((req) => ({
+			status: 302,
+			headers: { location: `${otherOrigin.origin}${req.url ?? '/'}` },
+			body: {},
+		}));
 		await stage.folder.importCredentials([
-			{ ...REDIRECT_CREDENTIAL, type: 'taskBacklogApi', data: { baseUrl: `${redirecting.origin}/api/v1`, token: TOKEN } },
-			{ ...WEBHOOK_CREDENTIAL, type: 'taskBacklogWebhookApi', data: { secret: WEBHOOK_SECRET, signatureCoversTimestamp: true } },
+			{
+				...REDIRECT_CREDENTIAL,
+				type: 'taskBacklogApi',
+				data: { baseUrl: `${redirecting.origin}/api/v1`, token: TOKEN },
+			},
+			{
+				...WEBHOOK_CREDENTIAL,
+				type: 'taskBacklogWebhookApi',
+				data: { secret: WEBHOOK_SECRET, signatureCoversTimestamp: true },
+			},
 		]);
 		await stage.folder.importWorkflow(webhookWorkflow());
-		await timed(`n8n ${major}.x activate ${webhookWorkflowId}`, () => stage.folder.activate(webhookWorkflowId));
+		await timed(`n8n ${major}.x activate ${webhookWorkflowId}`, () =>
+			stage.folder.activate(webhookWorkflowId),
+		);
 	}, 30 * 60_000);
 
 	afterAll(async () => {
@@ -133,77 +156,133 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 		await stage?.dispose();
 	}, 120_000);
 
-	test('a Base URL that redirects to another origin fails naming the Location; the other origin receives no request and no token', async () => {
-		const workflow = manualWorkflow(`hardenRedirWf${major}`.padEnd(16, '0'), `e2e: redirecting Base URL (${major}.x)`, [
-			backlogNode('Get', { resource: 'task', operation: 'get', task: { __rl: true, mode: 'id', value: TASK_UID } }, {
-				credentials: { taskBacklogApi: REDIRECT_CREDENTIAL },
-			}),
-		]);
-		const result = await importAndRun(stage, workflow, 1);
-		expect(result.code).toBe(1);
-		const error = nodeError(result.run, 'Get') ?? runError(result.run);
-		log(`n8n ${major}.x redirect error: ${error?.message}`);
-		expect(error?.message).toContain(`${otherOrigin.origin}/api/v1/tasks/${TASK_UID}`);
-		expect(error?.message).toMatch(/redirected \(302\)/);
-		expect(redirecting.received.length).toBeGreaterThanOrEqual(1);
-		expect(otherOrigin.received).toEqual([]);
-		expect(result.stdout + result.stderr).not.toContain(TOKEN);
-	}, 5 * 60_000);
+	test(
+		'a Base URL that redirects to another origin fails naming the Location; the other origin receives no request and no token',
+		async () => {
+			const workflow = manualWorkflow(
+				`hardenRedirWf${major}`.padEnd(16, '0'),
+				`e2e: redirecting Base URL (${major}.x)`,
+				[
+					backlogNode(
+						'Get',
+						{
+							resource: 'task',
+							operation: 'get',
+							task: { __rl: true, mode: 'id', value: TASK_UID },
+						},
+						{
+							credentials: { taskBacklogApi: REDIRECT_CREDENTIAL },
+						},
+					),
+				],
+			);
+			const result = await importAndRun(stage, workflow, 1);
+			expect(result.code).toBe(1);
+			const error = nodeError(result.run, 'Get') ?? runError(result.run);
+			log(`n8n ${major}.x redirect error: ${error?.message}`);
+			expect(error?.message).toContain(`${otherOrigin.origin}/api/v1/tasks/${TASK_UID}`);
+			expect(error?.message).toMatch(/redirected \(302\)/);
+			expect(redirecting.received.length).toBeGreaterThanOrEqual(1);
+			expect(otherOrigin.received).toEqual([]);
+			expect(result.stdout + result.stderr).not.toContain(TOKEN);
+		},
+		5 * 60_000,
+	);
 
-	test('an External ID expression yielding an object fails before any request', async () => {
-		const since = stage.sim.requests.length;
-		const workflow = manualWorkflow(`hardenObjIdWf${major}`.padEnd(16, '0'), `e2e: object external id (${major}.x)`, [
-			codeNode('Tickets', [{ ticket: { id: 1 }, title: 'One' }, { ticket: { id: 2 }, title: 'Two' }]),
-			backlogNode('Upsert', {
-				resource: 'task',
-				operation: 'upsert',
-				identifyBy: 'externalId',
-				externalId: '={{ $json.ticket }}',
-				title: '={{ $json.title }}',
-			}),
-		]);
-		const result = await importAndRun(stage, workflow, 1);
-		expect(result.code).toBe(1);
-		const error = nodeError(result.run, 'Upsert') ?? runError(result.run);
-		expect(error?.message).toMatch(/Item 0: "External ID" must be text or a number, but the value \(or its expression\) is an object/);
-		expect(stage.sim.requests.slice(since)).toEqual([]);
-	}, 5 * 60_000);
+	test(
+		'an External ID expression yielding an object fails before any request',
+		async () => {
+			const since = stage.sim.requests.length;
+			const workflow = manualWorkflow(
+				`hardenObjIdWf${major}`.padEnd(16, '0'),
+				`e2e: object external id (${major}.x)`,
+				[
+					codeNode('Tickets', [
+						{ ticket: { id: 1 }, title: 'One' },
+						{ ticket: { id: 2 }, title: 'Two' },
+					]),
+					backlogNode('Upsert', {
+						resource: 'task',
+						operation: 'upsert',
+						identifyBy: 'externalId',
+						externalId: '={{ $json.ticket }}',
+						title: '={{ $json.title }}',
+					}),
+				],
+			);
+			const result = await importAndRun(stage, workflow, 1);
+			expect(result.code).toBe(1);
+			const error = nodeError(result.run, 'Upsert') ?? runError(result.run);
+			expect(error?.message).toMatch(
+				/Item 0: "External ID" must be text or a number, but the value \(or its expression\) is an object/,
+			);
+			expect(stage.sim.requests.slice(since)).toEqual([]);
+		},
+		5 * 60_000,
+	);
 
-	test('the same signed webhook delivered twice starts one execution; the repeat is acknowledged with 200', async () => {
-		server = await timed(`n8n ${major}.x start`, () => stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }));
-		const path = `/webhook/${webhookId}/webhook`;
-		await timed(`n8n ${major}.x webhook registered`, () => stage.folder.waitForWebhook(server!.baseUrl, path, 120_000));
-		const before = [...stage.sim.comments.values()].filter((comment) => comment.task_uid === TASK_UID).length;
+	test(
+		'the same signed webhook delivered twice starts one execution; the repeat is acknowledged with 200',
+		async () => {
+			server = await timed(`n8n ${major}.x start`, () =>
+				stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }),
+			);
+			const path = `/webhook/${webhookId}/webhook`;
+			await timed(`n8n ${major}.x webhook registered`, () =>
+				stage.folder.waitForWebhook(server!.baseUrl, path, 120_000),
+			);
+			const before = [...stage.sim.comments.values()].filter(
+				(comment) => comment.task_uid === TASK_UID,
+			).length;
 
-		const body = JSON.stringify({ type: 'task.completed', delivery: 1, data: { task: { uid: TASK_UID } } });
-		const timestamp = String(Math.floor(Date.now() / 1000));
-		const headers = {
-			'x-backlog-timestamp': timestamp,
-			'x-backlog-signature': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(`${timestamp}.${body}`).digest('hex')}`,
-		};
-		const first = await http('POST', `${server.baseUrl}${path}`, { body, headers });
-		const again = await http('POST', `${server.baseUrl}${path}`, { body, headers });
-		log(`n8n ${major}.x answers: ${first.status} ${first.text}; ${again.status} ${again.text}`);
-		expect([first.status, again.status]).toEqual([200, 200]);
-		expect(again.json).toEqual({ received: true, duplicate: true });
+			const body = JSON.stringify({
+				type: 'task.completed',
+				delivery: 1,
+				data: { task: { uid: TASK_UID } },
+			});
+			const timestamp = String(Math.floor(Date.now() / 1000));
+			const headers = {
+				'x-backlog-timestamp': timestamp,
+				'x-backlog-signature': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(`${timestamp}.${body}`).digest('hex')}`,
+			};
+			const first = await http('POST', `${server.baseUrl}${path}`, { body, headers });
+			const again = await http('POST', `${server.baseUrl}${path}`, { body, headers });
+			log(`n8n ${major}.x answers: ${first.status} ${first.text}; ${again.status} ${again.text}`);
+			expect([first.status, again.status]).toEqual([200, 200]);
+			expect(again.json).toEqual({ received: true, duplicate: true });
 
-		const commentsOnTask = () => [...stage.sim.comments.values()].filter((comment) => comment.task_uid === TASK_UID);
-		await waitFor('the comment of the first delivery', () => commentsOnTask().length > before, 60_000);
-		await new Promise((resolve) => setTimeout(resolve, 3000));
-		expect(commentsOnTask().length - before).toBe(1);
-		expect(server.logs()).toMatch(/acknowledged a repeated delivery/);
-	}, 8 * 60_000);
+			const commentsOnTask = () =>
+				[...stage.sim.comments.values()].filter((comment) => comment.task_uid === TASK_UID);
+			await waitFor(
+				'the comment of the first delivery',
+				() => commentsOnTask().length > before,
+				60_000,
+			);
+			await new Promise((resolve) => setTimeout(resolve, 3000));
+			expect(commentsOnTask().length - before).toBe(1);
+			expect(server.logs()).toMatch(/acknowledged a repeated delivery/);
+		},
+		8 * 60_000,
+	);
 
 	let cookie: string | undefined;
 	/** n8n's own credential test through its REST API (the owner is set up on first use). */
 	const credentialTest = async (data: Record<string, unknown>) => {
-		if (!server) server = await stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 });
+		if (!server)
+			server = await stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 });
 		if (!cookie) {
 			const owner = await http('POST', `${server.baseUrl}/rest/owner/setup`, {
-				body: { email: 'owner@example.com', firstName: 'E2E', lastName: 'Owner', password: 'E2e-owner-passw0rd' },
+				body: {
+					email: 'owner@example.com',
+					firstName: 'E2E',
+					lastName: 'Owner',
+					password: 'E2e-owner-passw0rd',
+				},
 			});
 			expect(owner.status).toBe(200);
-			cookie = String(([] as string[]).concat(owner.headers['set-cookie'] ?? [])[0] ?? '').split(';')[0];
+			cookie = String(([] as string[]).concat(owner.headers['set-cookie'] ?? [])[0] ?? '').split(
+				';',
+			)[0];
 		}
 		return await http('POST', `${server.baseUrl}/rest/credentials/test`, {
 			headers: { cookie },
@@ -211,17 +290,24 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 		});
 	};
 
-	test("n8n's credential test does not follow a redirect: it fails, and the other origin receives nothing", async () => {
-		const received = otherOrigin.received.length;
-		const answer = await credentialTest({ baseUrl: `${redirecting.origin}/api/v1`, token: TOKEN });
-		log(`n8n ${major}.x credential test of a redirecting Base URL: ${answer.text}`);
-		expect(answer.status).toBe(200);
-		expect(answer.json.data.status).toBe('Error');
-		// 2.x applies the credential's rule for a 302; 1.123 shows its generic text for a status (see triggers.test.ts).
-		if (major === 2) expect(answer.json.data.message).toMatch(/redirect \(302\)/);
-		expect(otherOrigin.received.length).toBe(received);
-		expect(answer.text).not.toContain(TOKEN);
-	}, 5 * 60_000);
+	test(
+		"n8n's credential test does not follow a redirect: it fails, and the other origin receives nothing",
+		async () => {
+			const received = otherOrigin.received.length;
+			const answer = await credentialTest({
+				baseUrl: `${redirecting.origin}/api/v1`,
+				token: TOKEN,
+			});
+			log(`n8n ${major}.x credential test of a redirecting Base URL: ${answer.text}`);
+			expect(answer.status).toBe(200);
+			expect(answer.json.data.status).toBe('Error');
+			// 2.x applies the credential's rule for a 302; 1.123 shows its generic text for a status (see triggers.test.ts).
+			if (major === 2) expect(answer.json.data.message).toMatch(/redirect \(302\)/);
+			expect(otherOrigin.received.length).toBe(received);
+			expect(answer.text).not.toContain(TOKEN);
+		},
+		5 * 60_000,
+	);
 
 	(publicAddress ? test : test.skip)(
 		"n8n's credential test sends nothing to a plain http:// Base URL on a non-loopback host unless Allow Insecure HTTP is on",
@@ -233,7 +319,11 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				expect(refused.json.data.status).toBe('Error');
 				expect(refused.json.data.message).toMatch(/Allow Insecure HTTP/);
 				expect(api.received).toEqual([]);
-				const allowed = await credentialTest({ baseUrl: `${api.origin}/api/v1`, token: TOKEN, allowInsecureHttp: true });
+				const allowed = await credentialTest({
+					baseUrl: `${api.origin}/api/v1`,
+					token: TOKEN,
+					allowInsecureHttp: true,
+				});
 				expect(allowed.json.data).toMatchObject({ status: 'OK' });
 			} finally {
 				await api.stop();

@@ -27,7 +27,9 @@ beforeAll(async () => {
 		tgz = await packPackage(projectDir);
 		log(`packed ${tgz}`);
 	} catch (error) {
-		log(`npm pack failed, going on without our package: ${(error as Error).message.split('\n')[0]}`);
+		log(
+			`npm pack failed, going on without our package: ${(error as Error).message.split('\n')[0]}`,
+		);
 	}
 }, 120_000);
 
@@ -96,7 +98,12 @@ const webhookWorkflow = (id: string, webhookPath: string) => ({
 			typeVersion: 2,
 			position: [0, 0],
 			webhookId: randomUUID(),
-			parameters: { httpMethod: 'POST', path: webhookPath, responseMode: 'onReceived', options: {} },
+			parameters: {
+				httpMethod: 'POST',
+				path: webhookPath,
+				responseMode: 'onReceived',
+				options: {},
+			},
 		},
 	],
 	connections: {},
@@ -105,7 +112,8 @@ const webhookWorkflow = (id: string, webhookPath: string) => ({
 /** Items a node put out in a run printed by `n8n execute --rawOutput`. */
 function nodeOutput(run: any, nodeName: string): Array<Record<string, unknown>> {
 	const runData = run?.data?.resultData?.runData ?? run?.resultData?.runData;
-		const items = runData?.[nodeName]?.[0]?.data?.main?.[0] as Array<{ json: Record<string, unknown> }> | undefined;
+	const items = runData?.[nodeName]?.[0]?.data?.main?.[0] as
+		Array<{ json: Record<string, unknown> }> | undefined;
 	return (items ?? []).map((item) => item.json);
 }
 
@@ -126,41 +134,64 @@ describe.each([2, 1] as N8nMajor[])('real n8n %i.x', (major) => {
 	}, 60_000);
 
 	test('installs our package when dist/ is built', () => {
-		const installed = path.join(folder.dir, '.n8n', 'nodes', 'node_modules', 'n8n-nodes-task-backlog', 'package.json');
+		const installed = path.join(
+			folder.dir,
+			'.n8n',
+			'nodes',
+			'node_modules',
+			'n8n-nodes-task-backlog',
+			'package.json',
+		);
 		expect(fs.existsSync(installed)).toBe(tgz !== undefined);
 	});
 
-	test('executes a workflow of built-in nodes', async () => {
-		const id = `e2eHarnessSet00${major}`;
-		await timed(`n8n ${major}.x import:workflow`, () => folder.importWorkflow(setWorkflow(id)));
-		const result = await timed(`n8n ${major}.x execute`, () => folder.execute(id, { timeoutMs: 120_000 }));
-		if (result.code !== 0 || !result.run) log(`execute output:\n${result.stdout}\n${result.stderr}`);
-		expect(result.code).toBe(0);
-		expect(nodeOutput(result.run, 'Edit Fields')).toEqual([{ hello: 'world', sum: 42 }]);
-	}, 5 * 60_000);
+	test(
+		'executes a workflow of built-in nodes',
+		async () => {
+			const id = `e2eHarnessSet00${major}`;
+			await timed(`n8n ${major}.x import:workflow`, () => folder.importWorkflow(setWorkflow(id)));
+			const result = await timed(`n8n ${major}.x execute`, () =>
+				folder.execute(id, { timeoutMs: 120_000 }),
+			);
+			if (result.code !== 0 || !result.run)
+				log(`execute output:\n${result.stdout}\n${result.stderr}`);
+			expect(result.code).toBe(0);
+			expect(nodeOutput(result.run, 'Edit Fields')).toEqual([{ hello: 'world', sum: 42 }]);
+		},
+		5 * 60_000,
+	);
 
-	test('serves an activated webhook', async () => {
-		const id = `e2eHarnessHook0${major}`;
-		const webhookPath = `e2e-harness-${major}`;
-		await folder.importWorkflow(webhookWorkflow(id, webhookPath));
-		await timed(`n8n ${major}.x activate`, () => folder.activate(id));
-		const server = await timed(`n8n ${major}.x start (ready)`, () => folder.start({ timeoutMs: 120_000 }));
-		try {
-			await timed(`n8n ${major}.x webhook registered`, () => folder.waitForWebhook(server.baseUrl, webhookPath));
-			const res = await request(`${server.baseUrl}/webhook/${webhookPath}`, {
-				method: 'POST',
-				headers: { 'content-type': 'application/json' },
-				body: JSON.stringify({ ping: 1 }),
-				headersTimeout: 30_000,
-				bodyTimeout: 30_000,
-			});
-			const body = await res.body.text();
-			if (res.statusCode !== 200) log(`webhook answered ${res.statusCode}: ${body}\n${server.logs()}`);
-			expect(res.statusCode).toBe(200);
-		} finally {
-			await timed(`n8n ${major}.x stop`, () => server.stop());
-		}
-		// n8n, its task runner and the time-limit wrapper are all gone
-		expect(groupAlive(server.pid)).toBe(false);
-	}, 5 * 60_000);
+	test(
+		'serves an activated webhook',
+		async () => {
+			const id = `e2eHarnessHook0${major}`;
+			const webhookPath = `e2e-harness-${major}`;
+			await folder.importWorkflow(webhookWorkflow(id, webhookPath));
+			await timed(`n8n ${major}.x activate`, () => folder.activate(id));
+			const server = await timed(`n8n ${major}.x start (ready)`, () =>
+				folder.start({ timeoutMs: 120_000 }),
+			);
+			try {
+				await timed(`n8n ${major}.x webhook registered`, () =>
+					folder.waitForWebhook(server.baseUrl, webhookPath),
+				);
+				const res = await request(`${server.baseUrl}/webhook/${webhookPath}`, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify({ ping: 1 }),
+					headersTimeout: 30_000,
+					bodyTimeout: 30_000,
+				});
+				const body = await res.body.text();
+				if (res.statusCode !== 200)
+					log(`webhook answered ${res.statusCode}: ${body}\n${server.logs()}`);
+				expect(res.statusCode).toBe(200);
+			} finally {
+				await timed(`n8n ${major}.x stop`, () => server.stop());
+			}
+			// n8n, its task runner and the time-limit wrapper are all gone
+			expect(groupAlive(server.pid)).toBe(false);
+		},
+		5 * 60_000,
+	);
 });

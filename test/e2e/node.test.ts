@@ -59,7 +59,10 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 	}, 120_000);
 
 	/** Runs a workflow and returns the run; the simulator's request log holds only this run's requests. */
-	async function run(workflow: { id: string; name: string }, expectCode = 0): Promise<ExecuteResult> {
+	async function run(
+		workflow: { id: string; name: string },
+		expectCode = 0,
+	): Promise<ExecuteResult> {
 		stage.sim.clearRequests();
 		const result = await importAndRun(stage, workflow, expectCode);
 		expect(result.code).toBe(expectCode);
@@ -83,8 +86,16 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 						customFields: { field: [{ name: 'team', value: 'support' }] },
 						additionalFields: { uid: CREATED_UID },
 					}),
-					backlogNode('Get', { resource: 'task', operation: 'get', task: byId('={{ $json.uid }}') }),
-					backlogNode('Close', { resource: 'task', operation: 'close', task: byId(`={{ $('Create').item.json.uid }}`) }),
+					backlogNode('Get', {
+						resource: 'task',
+						operation: 'get',
+						task: byId('={{ $json.uid }}'),
+					}),
+					backlogNode('Close', {
+						resource: 'task',
+						operation: 'close',
+						task: byId(`={{ $('Create').item.json.uid }}`),
+					}),
 					backlogNode('Comment', {
 						resource: 'comment',
 						operation: 'create',
@@ -121,10 +132,20 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 
 		test('Create writes the task with its client-chosen uid, and Get reads it back', () => {
 			const task = stage.sim.tasks.get(CREATED_UID)!;
-			expect(task.fields).toMatchObject({ title: 'Call back the customer', url: 'https://tickets.example.com/77', team: 'support' });
-			expect(nodeOutput(result.run, 'Create')).toEqual([expect.objectContaining({ uid: CREATED_UID })]);
+			expect(task.fields).toMatchObject({
+				title: 'Call back the customer',
+				url: 'https://tickets.example.com/77',
+				team: 'support',
+			});
+			expect(nodeOutput(result.run, 'Create')).toEqual([
+				expect.objectContaining({ uid: CREATED_UID }),
+			]);
 			expect(nodeOutput(result.run, 'Get')).toEqual([
-				expect.objectContaining({ uid: CREATED_UID, title: 'Call back the customer', url: 'https://tickets.example.com/77' }),
+				expect.objectContaining({
+					uid: CREATED_UID,
+					title: 'Call back the customer',
+					url: 'https://tickets.example.com/77',
+				}),
 			]);
 			expect(countRequests(stage.sim, 'PUT', `/tasks/${CREATED_UID}`)).toBe(1);
 			expect(countRequests(stage.sim, 'GET', `/tasks/${CREATED_UID}`)).toBe(1);
@@ -133,21 +154,34 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 		test('Close sets the task to DONE', () => {
 			expect(stage.sim.tasks.get(CREATED_UID)!.status).toBe('DONE');
 			expect(stage.sim.tasks.get(CREATED_UID)!.done_at).toBeTruthy();
-			expect(nodeOutput(result.run, 'Close')).toEqual([expect.objectContaining({ uid: CREATED_UID, status: 'DONE' })]);
+			expect(nodeOutput(result.run, 'Close')).toEqual([
+				expect.objectContaining({ uid: CREATED_UID, status: 'DONE' }),
+			]);
 		});
 
 		test('Comment Create adds the comment to the task, and Get Many lists it', () => {
-			const comments = [...stage.sim.comments.values()].filter((comment) => comment.task_uid === CREATED_UID);
+			const comments = [...stage.sim.comments.values()].filter(
+				(comment) => comment.task_uid === CREATED_UID,
+			);
 			expect(comments.map((comment) => comment.text)).toEqual(['Customer called back; closing.']);
 			expect(nodeOutput(result.run, 'List comments')).toEqual([
-				expect.objectContaining({ uid: comments[0].uid, task_uid: CREATED_UID, text: 'Customer called back; closing.' }),
+				expect.objectContaining({
+					uid: comments[0].uid,
+					task_uid: CREATED_UID,
+					text: 'Customer called back; closing.',
+				}),
 			]);
 		});
 
 		test('upsert by external id twice makes one task in real n8n, with the second values', () => {
-			const tasks = [...stage.sim.tasks.values()].filter((task) => task.fields.ticket_id === 'TICKET-1042');
+			const tasks = [...stage.sim.tasks.values()].filter(
+				(task) => task.fields.ticket_id === 'TICKET-1042',
+			);
 			expect(tasks).toHaveLength(1);
-			expect(tasks[0].fields).toMatchObject({ title: 'Printer jams on every job', priority: 'high' });
+			expect(tasks[0].fields).toMatchObject({
+				title: 'Printer jams on every job',
+				priority: 'high',
+			});
 			const first = nodeOutput(result.run, 'Upsert first')[0];
 			const again = nodeOutput(result.run, 'Upsert again')[0];
 			expect(first.uid).toBe(tasks[0].uid);
@@ -155,37 +189,52 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 		});
 	});
 
-	test('250 items upserted in one node are sent as batch writes of the accepted size (3 of 100, or 5 of 50 after one refused), one task each', async () => {
-		const workflow = manualWorkflow(wid('Batch250'), 'e2e: 250 items in batches', [
-			codeNode(
-				'250 tickets',
-				"return Array.from({ length: 250 }, (_, i) => ({ json: { id: 'B-' + i, subject: 'Batch ticket ' + i } }));",
-			),
-			backlogNode('Upsert', {
-				resource: 'task',
-				operation: 'upsert',
-				identifyBy: 'externalId',
-				externalId: '={{ $json.id }}',
-				title: '={{ $json.subject }}',
-			}),
-		]);
-		const result = await run(workflow);
-		const writes = writesOf(stage.sim.requests);
-		expect(writes.every((request) => `${request.method} ${request.path}` === 'PUT /tasks/batch')).toBe(true);
-		const accepted = writes.filter((request) => request.status === 200);
-		const cap = readingsFor(stage.sim.options).maxBatchSize;
-		const sizes = accepted.map((request) => (request.body as { items: unknown[] }).items.length);
-		expect(sizes).toEqual(cap >= 100 ? [100, 100, 50] : Array.from({ length: Math.ceil(250 / cap) }, (_, i) => Math.min(cap, 250 - i * cap)));
-		expect(writes.length - accepted.length).toBe(cap >= 100 ? 0 : 1);
-		const batchTasks = [...stage.sim.tasks.values()].filter((task) => /^B-\d+$/.test(String(task.fields.ticket_id)));
-		expect(batchTasks).toHaveLength(250);
-		const output = nodeItems(result.run, 'Upsert');
-		expect(output).toHaveLength(250);
-		// every output item is paired with its input item
-		expect(output.map((item, index) => [item.json.ticket_id ?? item.json.fields?.ticket_id, item.pairedItem?.item ?? item.pairedItem])).toEqual(
-			Array.from({ length: 250 }, (_, index) => [`B-${index}`, index]),
-		);
-	}, 5 * 60_000);
+	test(
+		'250 items upserted in one node are sent as batch writes of the accepted size (3 of 100, or 5 of 50 after one refused), one task each',
+		async () => {
+			const workflow = manualWorkflow(wid('Batch250'), 'e2e: 250 items in batches', [
+				codeNode(
+					'250 tickets',
+					"return Array.from({ length: 250 }, (_, i) => ({ json: { id: 'B-' + i, subject: 'Batch ticket ' + i } }));",
+				),
+				backlogNode('Upsert', {
+					resource: 'task',
+					operation: 'upsert',
+					identifyBy: 'externalId',
+					externalId: '={{ $json.id }}',
+					title: '={{ $json.subject }}',
+				}),
+			]);
+			const result = await run(workflow);
+			const writes = writesOf(stage.sim.requests);
+			expect(
+				writes.every((request) => `${request.method} ${request.path}` === 'PUT /tasks/batch'),
+			).toBe(true);
+			const accepted = writes.filter((request) => request.status === 200);
+			const cap = readingsFor(stage.sim.options).maxBatchSize;
+			const sizes = accepted.map((request) => (request.body as { items: unknown[] }).items.length);
+			expect(sizes).toEqual(
+				cap >= 100
+					? [100, 100, 50]
+					: Array.from({ length: Math.ceil(250 / cap) }, (_, i) => Math.min(cap, 250 - i * cap)),
+			);
+			expect(writes.length - accepted.length).toBe(cap >= 100 ? 0 : 1);
+			const batchTasks = [...stage.sim.tasks.values()].filter((task) =>
+				/^B-\d+$/.test(String(task.fields.ticket_id)),
+			);
+			expect(batchTasks).toHaveLength(250);
+			const output = nodeItems(result.run, 'Upsert');
+			expect(output).toHaveLength(250);
+			// every output item is paired with its input item
+			expect(
+				output.map((item, index) => [
+					item.json.ticket_id ?? item.json.fields?.ticket_id,
+					item.pairedItem?.item ?? item.pairedItem,
+				]),
+			).toEqual(Array.from({ length: 250 }, (_, index) => [`B-${index}`, index]));
+		},
+		5 * 60_000,
+	);
 
 	describe('one run of reads and a Sync Dry Run: Get Many over pages, Query, nothing written', () => {
 		let result: ExecuteResult;
@@ -193,14 +242,33 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 
 		beforeAll(async () => {
 			stage.sim.configure({ maxPageSize: 7 });
-			stage.sim.seedTasks(50, (i) => ({ fields: { title: `Paged ${i}`, group: 'paging', rank: i } }));
-			[{ uid: staleUid }] = stage.sim.seedTasks(1, () => ({ fields: { title: 'Gone ticket', ticket_id: 'S-0', source: 'e2e-sync' } }));
+			stage.sim.seedTasks(50, (i) => ({
+				fields: { title: `Paged ${i}`, group: 'paging', rank: i },
+			}));
+			[{ uid: staleUid }] = stage.sim.seedTasks(1, () => ({
+				fields: { title: 'Gone ticket', ticket_id: 'S-0', source: 'e2e-sync' },
+			}));
 			const pagingFilter = { customFields: { field: [{ name: 'group', value: 'paging' }] } };
 			const workflow = manualWorkflow(
 				wid('Reads'),
 				'e2e: reads and dry run',
-				[backlogNode('Get all', { resource: 'task', operation: 'getAll', returnAll: true, filters: pagingFilter })],
-				[backlogNode('Get 10', { resource: 'task', operation: 'getAll', returnAll: false, limit: 10, filters: pagingFilter })],
+				[
+					backlogNode('Get all', {
+						resource: 'task',
+						operation: 'getAll',
+						returnAll: true,
+						filters: pagingFilter,
+					}),
+				],
+				[
+					backlogNode('Get 10', {
+						resource: 'task',
+						operation: 'getAll',
+						returnAll: false,
+						limit: 10,
+						filters: pagingFilter,
+					}),
+				],
 				[
 					backlogNode('Query', {
 						resource: 'task',
@@ -210,8 +278,19 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 						conditions: {
 							condition: [
 								{ field: 'fields.group', operator: 'equals', value: 'paging' },
-								{ field: 'fields.rank', operator: 'greaterThanOrEqual', value: '45', valueType: 'number' },
-								{ field: 'fields.rank', operator: 'in', value: '46, 47', negated: true, valueType: 'number' },
+								{
+									field: 'fields.rank',
+									operator: 'greaterThanOrEqual',
+									value: '45',
+									valueType: 'number',
+								},
+								{
+									field: 'fields.rank',
+									operator: 'in',
+									value: '46, 47',
+									negated: true,
+									valueType: 'number',
+								},
 							],
 						},
 						sorts: { sort: [{ field: 'fields.rank', direction: 'descending' }] },
@@ -231,7 +310,10 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 			const tasks = nodeOutput(result.run, 'Get all');
 			expect(tasks).toHaveLength(50);
 			expect(new Set(tasks.map((task) => task.uid)).size).toBe(50);
-			const pages = stage.sim.requests.filter((request) => request.method === 'GET' && request.path === '/tasks' && request.query.group === 'paging');
+			const pages = stage.sim.requests.filter(
+				(request) =>
+					request.method === 'GET' && request.path === '/tasks' && request.query.group === 'paging',
+			);
 			// Get all: 8 pages (7 × 7 + 1); Get 10: 2 pages (7 + 3); both in this run
 			expect(pages.length).toBe(8 + 2);
 			expect(pages.filter((request) => request.query.cursor).length).toBe(7 + 1);
@@ -253,82 +335,125 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 				['create', 'S-3', true],
 				['close', 'S-0', true],
 			]);
-			expect(stage.sim.requests.filter((request) => WRITE.test(request.method) && request.path !== '/tasks/query')).toEqual([]);
+			expect(
+				stage.sim.requests.filter(
+					(request) => WRITE.test(request.method) && request.path !== '/tasks/query',
+				),
+			).toEqual([]);
 			expect(stage.sim.tasks.get(staleUid)!.status).toBe('TODO');
 		});
 
-		test('Sync Backlog (not dry) does what the dry run announced: 3 created, the stale task closed', async () => {
-			const workflow = manualWorkflow(wid('Sync'), 'e2e: sync', syncBranch('Sync'));
-			const synced = await run(workflow);
-			expect(nodeOutput(synced.run, 'Sync').map((row) => [row.action, row.external_id, row.dry_run])).toEqual(
-				nodeOutput(result.run, 'Sync dry run').map((row) => [row.action, row.external_id, false]),
-			);
-			const open = [...stage.sim.tasks.values()].filter((task) => task.fields.source === 'e2e-sync' && task.status !== 'DONE');
-			expect(open.map((task) => task.fields.ticket_id).sort()).toEqual(['S-1', 'S-2', 'S-3']);
-			expect(stage.sim.tasks.get(staleUid)!.status).toBe('DONE');
-			// the three upserts in one batch write; the one close alone (a single write needs no batch)
-			const writes = writesOf(stage.sim.requests);
-			expect(writes.map((request) => `${request.method} ${request.path}`)).toEqual(['PUT /tasks/batch', `PATCH /tasks/${staleUid}`]);
-		}, 5 * 60_000);
+		test(
+			'Sync Backlog (not dry) does what the dry run announced: 3 created, the stale task closed',
+			async () => {
+				const workflow = manualWorkflow(wid('Sync'), 'e2e: sync', syncBranch('Sync'));
+				const synced = await run(workflow);
+				expect(
+					nodeOutput(synced.run, 'Sync').map((row) => [row.action, row.external_id, row.dry_run]),
+				).toEqual(
+					nodeOutput(result.run, 'Sync dry run').map((row) => [row.action, row.external_id, false]),
+				);
+				const open = [...stage.sim.tasks.values()].filter(
+					(task) => task.fields.source === 'e2e-sync' && task.status !== 'DONE',
+				);
+				expect(open.map((task) => task.fields.ticket_id).sort()).toEqual(['S-1', 'S-2', 'S-3']);
+				expect(stage.sim.tasks.get(staleUid)!.status).toBe('DONE');
+				// the three upserts in one batch write; the one close alone (a single write needs no batch)
+				const writes = writesOf(stage.sim.requests);
+				expect(writes.map((request) => `${request.method} ${request.path}`)).toEqual([
+					'PUT /tasks/batch',
+					`PATCH /tasks/${staleUid}`,
+				]);
+			},
+			5 * 60_000,
+		);
 	});
 
-	test('a bad token fails the workflow with the 401 message that says to check the token, and nothing more is sent', async () => {
-		await stage.folder.importCredentials([
-			{ id: 'badTokenCredential', name: `${CREDENTIAL_NAME} (bad token)`, type: 'taskBacklogApi', data: credentialData(stage.sim, 'not-a-valid-token') },
-		]);
-		const workflow = manualWorkflow(wid('BadToken'), 'e2e: bad token', [
-			codeNode('Two tickets', [{ id: 'X-1' }, { id: 'X-2' }]),
-			backlogNode(
-				'Get many',
-				{ resource: 'task', operation: 'getAll', returnAll: true },
-				{ credentials: { taskBacklogApi: { id: 'badTokenCredential', name: `${CREDENTIAL_NAME} (bad token)` } } },
-			),
-		]);
-		const result = await run(workflow, 1);
-		const error = nodeError(result.run, 'Get many') ?? runError(result.run);
-		expect(error?.message).toMatch(/GET \/tasks failed with 401 Unauthorized/);
-		expect(error?.description).toMatch(/check the token/);
-		expect(`${result.stdout}\n${result.stderr}`).not.toContain('not-a-valid-token');
-		// n8n's own httpRequestWithAuthentication repeats a 401 once; the node sends nothing after it (2 input items)
-		expect(stage.sim.requests.every((request) => request.status === 401)).toBe(true);
-		expect(stage.sim.requests.length).toBeLessThanOrEqual(2);
-	}, 5 * 60_000);
-
-	test('Continue On Fail: a bad item becomes an error item, the other items are written and stay paired', async () => {
-		const [first, second] = stage.sim.seedTasks(2, (i) => ({ fields: { title: `To close ${i}` } }));
-		const missing = '0c8f4d8e-1111-4222-8333-444455556666';
-		const workflow = manualWorkflow(
-			wid('ContinueOnFail'),
-			'e2e: continue on fail',
-			[
-				codeNode('Three new', [{ title: 'Good one' }, { title: '' }, { title: 'Good two' }]),
+	test(
+		'a bad token fails the workflow with the 401 message that says to check the token, and nothing more is sent',
+		async () => {
+			await stage.folder.importCredentials([
+				{
+					id: 'badTokenCredential',
+					name: `${CREDENTIAL_NAME} (bad token)`,
+					type: 'taskBacklogApi',
+					data: credentialData(stage.sim, 'not-a-valid-token'),
+				},
+			]);
+			const workflow = manualWorkflow(wid('BadToken'), 'e2e: bad token', [
+				codeNode('Two tickets', [{ id: 'X-1' }, { id: 'X-2' }]),
 				backlogNode(
-					'Create',
-					{ resource: 'task', operation: 'create', title: '={{ $json.title }}', customFields: { field: [{ name: 'group', value: 'cof' }] } },
-					{ onError: 'continueRegularOutput' },
+					'Get many',
+					{ resource: 'task', operation: 'getAll', returnAll: true },
+					{
+						credentials: {
+							taskBacklogApi: { id: 'badTokenCredential', name: `${CREDENTIAL_NAME} (bad token)` },
+						},
+					},
 				),
-			],
-			[
-				codeNode('Three to close', [{ uid: first.uid }, { uid: missing }, { uid: second.uid }]),
-				backlogNode('Close', { resource: 'task', operation: 'close', task: byId('={{ $json.uid }}') }, { onError: 'continueRegularOutput' }),
-			],
-		);
-		const result = await run(workflow);
+			]);
+			const result = await run(workflow, 1);
+			const error = nodeError(result.run, 'Get many') ?? runError(result.run);
+			expect(error?.message).toMatch(/GET \/tasks failed with 401 Unauthorized/);
+			expect(error?.description).toMatch(/check the token/);
+			expect(`${result.stdout}\n${result.stderr}`).not.toContain('not-a-valid-token');
+			// n8n's own httpRequestWithAuthentication repeats a 401 once; the node sends nothing after it (2 input items)
+			expect(stage.sim.requests.every((request) => request.status === 401)).toBe(true);
+			expect(stage.sim.requests.length).toBeLessThanOrEqual(2);
+		},
+		5 * 60_000,
+	);
 
-		const created = nodeItems(result.run, 'Create');
-		expect(created).toHaveLength(3);
-		expect(created[1].json.error).toMatch(/Title/);
-		expect(created[0].json.title ?? created[0].json.fields?.title).toBe('Good one');
-		expect(created[2].json.title ?? created[2].json.fields?.title).toBe('Good two');
-		expect(created.map((item) => item.pairedItem?.item ?? item.pairedItem)).toEqual([0, 1, 2]);
-		const cof = [...stage.sim.tasks.values()].filter((task) => task.fields.group === 'cof');
-		expect(cof.map((task) => task.fields.title).sort()).toEqual(['Good one', 'Good two']);
+	test(
+		'Continue On Fail: a bad item becomes an error item, the other items are written and stay paired',
+		async () => {
+			const [first, second] = stage.sim.seedTasks(2, (i) => ({
+				fields: { title: `To close ${i}` },
+			}));
+			const missing = '0c8f4d8e-1111-4222-8333-444455556666';
+			const workflow = manualWorkflow(
+				wid('ContinueOnFail'),
+				'e2e: continue on fail',
+				[
+					codeNode('Three new', [{ title: 'Good one' }, { title: '' }, { title: 'Good two' }]),
+					backlogNode(
+						'Create',
+						{
+							resource: 'task',
+							operation: 'create',
+							title: '={{ $json.title }}',
+							customFields: { field: [{ name: 'group', value: 'cof' }] },
+						},
+						{ onError: 'continueRegularOutput' },
+					),
+				],
+				[
+					codeNode('Three to close', [{ uid: first.uid }, { uid: missing }, { uid: second.uid }]),
+					backlogNode(
+						'Close',
+						{ resource: 'task', operation: 'close', task: byId('={{ $json.uid }}') },
+						{ onError: 'continueRegularOutput' },
+					),
+				],
+			);
+			const result = await run(workflow);
 
-		const closed = nodeItems(result.run, 'Close');
-		expect(closed).toHaveLength(3);
-		expect(closed[1].json.error).toMatch(/not found/i);
-		expect(closed.map((item) => item.pairedItem?.item ?? item.pairedItem)).toEqual([0, 1, 2]);
-		expect(stage.sim.tasks.get(first.uid)!.status).toBe('DONE');
-		expect(stage.sim.tasks.get(second.uid)!.status).toBe('DONE');
-	}, 5 * 60_000);
+			const created = nodeItems(result.run, 'Create');
+			expect(created).toHaveLength(3);
+			expect(created[1].json.error).toMatch(/Title/);
+			expect(created[0].json.title ?? created[0].json.fields?.title).toBe('Good one');
+			expect(created[2].json.title ?? created[2].json.fields?.title).toBe('Good two');
+			expect(created.map((item) => item.pairedItem?.item ?? item.pairedItem)).toEqual([0, 1, 2]);
+			const cof = [...stage.sim.tasks.values()].filter((task) => task.fields.group === 'cof');
+			expect(cof.map((task) => task.fields.title).sort()).toEqual(['Good one', 'Good two']);
+
+			const closed = nodeItems(result.run, 'Close');
+			expect(closed).toHaveLength(3);
+			expect(closed[1].json.error).toMatch(/not found/i);
+			expect(closed.map((item) => item.pairedItem?.item ?? item.pairedItem)).toEqual([0, 1, 2]);
+			expect(stage.sim.tasks.get(first.uid)!.status).toBe('DONE');
+			expect(stage.sim.tasks.get(second.uid)!.status).toBe('DONE');
+		},
+		5 * 60_000,
+	);
 });

@@ -22,7 +22,13 @@ import type { Simulator } from '../../tools/simulator/simulator';
 import { startSimulator } from '../../tools/simulator/simulator';
 import { describeVersions, ensureN8n, N8nUserFolder, packPackage } from '../../tools/n8n/n8n';
 import type { QueueCluster, ScaleOutResult } from '../../tools/n8n/queue';
-import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../../tools/n8n/queue';
+import {
+	QUEUE_WEBHOOK_PATH,
+	describeScaleOut,
+	runScaleOut,
+	scaleOutWorkflow,
+	startQueueCluster,
+} from '../../tools/n8n/queue';
 import type { RedisServer } from '../../tools/n8n/redis';
 import { ensureRedis, startRedis } from '../../tools/n8n/redis';
 
@@ -62,16 +68,30 @@ function configureSim() {
 beforeAll(async () => {
 	if (skipReason) return;
 	const install = await ensureN8n(2, log);
-	log(`${describeVersions(install)}; redis-server ${'version' in redisAvailability ? redisAvailability.version : ''}`);
+	log(
+		`${describeVersions(install)}; redis-server ${'version' in redisAvailability ? redisAvailability.version : ''}`,
+	);
 	const tgz = await packPackage(projectDir);
 	redis = await startRedis((redisAvailability as { bin: string }).bin, log);
-	sim = await startSimulator({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: WINDOW_MS, seed: 14 });
+	sim = await startSimulator({
+		tokens: [TOKEN],
+		requestsPerWindow: LIMIT,
+		windowMs: WINDOW_MS,
+		seed: 14,
+	});
 	folder = await N8nUserFolder.create(install, { tgz, log });
 	const credential = { id: 'queueCredential01', name: 'Task Backlog (queue mode)' };
 	await folder.importCredentials([
-		W.backlogCredential(credential, { baseUrl: sim.url, token: TOKEN, requestsPerMinute: LIMIT, rateLimitWindowSeconds: WINDOW_MS / 1000 }),
+		W.backlogCredential(credential, {
+			baseUrl: sim.url,
+			token: TOKEN,
+			requestsPerMinute: LIMIT,
+			rateLimitWindowSeconds: WINDOW_MS / 1000,
+		}),
 	]);
-	const workflow = scaleOutWorkflow('queueScaleOut001', credential, { retryDelayMs: RETRY_DELAY_MS });
+	const workflow = scaleOutWorkflow('queueScaleOut001', credential, {
+		retryDelayMs: RETRY_DELAY_MS,
+	});
 	await folder.importWorkflow(workflow);
 	await folder.activate(workflow.id);
 	cluster = await startQueueCluster(folder, redis, { workers: 1, concurrency: 1, log });
@@ -87,33 +107,69 @@ afterAll(async () => {
 
 async function scaleOut(executions: number): Promise<ScaleOutResult> {
 	configureSim();
-	const result = await runScaleOut(cluster!, sim!, { executions, ticketsEach: TICKETS, limit: LIMIT, windowMs: WINDOW_MS, timeoutMs: 5 * 60_000, log });
+	const result = await runScaleOut(cluster!, sim!, {
+		executions,
+		ticketsEach: TICKETS,
+		limit: LIMIT,
+		windowMs: WINDOW_MS,
+		timeoutMs: 5 * 60_000,
+		log,
+	});
 	log(describeScaleOut(result));
 	return result;
 }
 
 describe(`n8n 2.x queue mode, one token at ${LIMIT} requests per ${WINDOW_MS / 1000} s window (a time-scaled minute), batch limit 50 undocumented`, () => {
-	queueTest(`${WORKERS} executions of ${TICKETS} tickets queued on one worker: every execution succeeds, every ticket is stored once, zero 429s`, async () => {
-		const result = await scaleOut(WORKERS);
-		expect(result.answers.map((answer) => answer.error ?? 'ok')).toEqual(Array(WORKERS).fill('ok'));
-		expect(result.succeeded).toBe(WORKERS);
-		expect(result.figures.rejected429).toBe(0);
-		expect([result.tasks, result.lost, result.duplicated, result.wrongValues]).toEqual([WORKERS * TICKETS, 0, 0, 0]);
-	}, 10 * 60_000);
+	queueTest(
+		`${WORKERS} executions of ${TICKETS} tickets queued on one worker: every execution succeeds, every ticket is stored once, zero 429s`,
+		async () => {
+			const result = await scaleOut(WORKERS);
+			expect(result.answers.map((answer) => answer.error ?? 'ok')).toEqual(
+				Array(WORKERS).fill('ok'),
+			);
+			expect(result.succeeded).toBe(WORKERS);
+			expect(result.figures.rejected429).toBe(0);
+			expect([result.tasks, result.lost, result.duplicated, result.wrongValues]).toEqual([
+				WORKERS * TICKETS,
+				0,
+				0,
+				0,
+			]);
+		},
+		10 * 60_000,
+	);
 
-	queueTest(`${WORKERS} executions at once on ${WORKERS} workers, ${TICKETS} tickets each: every execution succeeds, every ticket is stored once, at most 10% 429s`, async () => {
-		await cluster!.addWorkers(WORKERS - cluster!.workers.length);
-		// Warm the new workers up (their task runner starts with their first Code node), so that the 4 executions start
-		// together as on a running installation; workers that start late into a full window are tested without n8n
-		// (test/scale-out/processes.test.ts) and measured cold by the bench.
-		configureSim();
-		await runScaleOut(cluster!, sim!, { executions: WORKERS, ticketsEach: 10, limit: LIMIT, windowMs: WINDOW_MS, timeoutMs: 2 * 60_000, log });
-		await new Promise((resolve) => setTimeout(resolve, WINDOW_MS * 1.2));
-		const result = await scaleOut(WORKERS);
-		expect(result.workersUsed).toBe(WORKERS);
-		expect(result.answers.map((answer) => answer.error ?? 'ok')).toEqual(Array(WORKERS).fill('ok'));
-		expect(result.succeeded).toBe(WORKERS);
-		expect([result.tasks, result.lost, result.duplicated, result.wrongValues]).toEqual([WORKERS * TICKETS, 0, 0, 0]);
-		expect(result.figures.share429).toBeLessThanOrEqual(0.1);
-	}, 15 * 60_000);
+	queueTest(
+		`${WORKERS} executions at once on ${WORKERS} workers, ${TICKETS} tickets each: every execution succeeds, every ticket is stored once, at most 10% 429s`,
+		async () => {
+			await cluster!.addWorkers(WORKERS - cluster!.workers.length);
+			// Warm the new workers up (their task runner starts with their first Code node), so that the 4 executions start
+			// together as on a running installation; workers that start late into a full window are tested without n8n
+			// (test/scale-out/processes.test.ts) and measured cold by the bench.
+			configureSim();
+			await runScaleOut(cluster!, sim!, {
+				executions: WORKERS,
+				ticketsEach: 10,
+				limit: LIMIT,
+				windowMs: WINDOW_MS,
+				timeoutMs: 2 * 60_000,
+				log,
+			});
+			await new Promise((resolve) => setTimeout(resolve, WINDOW_MS * 1.2));
+			const result = await scaleOut(WORKERS);
+			expect(result.workersUsed).toBe(WORKERS);
+			expect(result.answers.map((answer) => answer.error ?? 'ok')).toEqual(
+				Array(WORKERS).fill('ok'),
+			);
+			expect(result.succeeded).toBe(WORKERS);
+			expect([result.tasks, result.lost, result.duplicated, result.wrongValues]).toEqual([
+				WORKERS * TICKETS,
+				0,
+				0,
+				0,
+			]);
+			expect(result.figures.share429).toBeLessThanOrEqual(0.1);
+		},
+		15 * 60_000,
+	);
 });

@@ -5,7 +5,17 @@ import { randomUUID } from 'crypto';
 
 import type { N8nMajor } from '../../tools/n8n/n8n';
 import type { Stage } from './lib/backlog';
-import { backlogNode, codeNode, importAndRun, manualWorkflow, nodeError, nodeOutput, printTimings, runError, setUpStage } from './lib/backlog';
+import {
+	backlogNode,
+	codeNode,
+	importAndRun,
+	manualWorkflow,
+	nodeError,
+	nodeOutput,
+	printTimings,
+	runError,
+	setUpStage,
+} from './lib/backlog';
 
 afterAll(() => printTimings('safe-writes'));
 
@@ -19,7 +29,8 @@ const typoTickets = [
 describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 	let stage: Stage;
 	const wid = (name: string) => `e2eSafe${major}${name}`.slice(0, 16).padEnd(16, '0');
-	const tasksOf = (source: string) => [...stage.sim.tasks.values()].filter((task) => task.fields.source === source);
+	const tasksOf = (source: string) =>
+		[...stage.sim.tasks.values()].filter((task) => task.fields.source === source);
 
 	beforeAll(async () => {
 		stage = await setUpStage(major);
@@ -30,11 +41,19 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 	}, 120_000);
 
 	it('Sync Backlog with External ID {{ $json.id }} on items keyed "ID" fails naming the item and the field, and closes nothing', async () => {
-		stage.sim.seedTasks(30, (i) => ({ fields: { title: `Open ${i}`, ticket_id: `TY-${i + 10}`, source: 'e2e-typo' } }));
+		stage.sim.seedTasks(30, (i) => ({
+			fields: { title: `Open ${i}`, ticket_id: `TY-${i + 10}`, source: 'e2e-typo' },
+		}));
 		stage.sim.clearRequests();
 		const workflow = manualWorkflow(wid('Typo'), 'e2e: sync with a key typo', [
 			codeNode('Tickets', typoTickets),
-			backlogNode('Sync', { resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.subject }}', sourceValue: 'e2e-typo' }),
+			backlogNode('Sync', {
+				resource: 'task',
+				operation: 'syncBacklog',
+				externalId: '={{ $json.id }}',
+				title: '={{ $json.subject }}',
+				sourceValue: 'e2e-typo',
+			}),
 		]);
 		const result = await importAndRun(stage, workflow, 1);
 		expect(result.code).toBe(1);
@@ -54,10 +73,36 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 			settings: { executionOrder: 'v1' },
 			pinData: {},
 			nodes: [
-				{ id: randomUUID(), name: 'Manual', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} },
-				{ ...codeNode('Items', [{ title }, { title }, { title }]), id: randomUUID(), position: [240, 0] },
-				{ id: randomUUID(), name: 'Loop', type: 'n8n-nodes-base.splitInBatches', typeVersion: 3, position: [480, 0], parameters: { batchSize: 1, options: {} } },
-				{ ...backlogNode('Create', { resource: 'task', operation: 'create', title: '={{ $json.title }}' }), id: randomUUID(), position: [720, 0] },
+				{
+					id: randomUUID(),
+					name: 'Manual',
+					type: 'n8n-nodes-base.manualTrigger',
+					typeVersion: 1,
+					position: [0, 0],
+					parameters: {},
+				},
+				{
+					...codeNode('Items', [{ title }, { title }, { title }]),
+					id: randomUUID(),
+					position: [240, 0],
+				},
+				{
+					id: randomUUID(),
+					name: 'Loop',
+					type: 'n8n-nodes-base.splitInBatches',
+					typeVersion: 3,
+					position: [480, 0],
+					parameters: { batchSize: 1, options: {} },
+				},
+				{
+					...backlogNode('Create', {
+						resource: 'task',
+						operation: 'create',
+						title: '={{ $json.title }}',
+					}),
+					id: randomUUID(),
+					position: [720, 0],
+				},
 			],
 			connections: {
 				Manual: { main: [[{ node: 'Items', type: 'main', index: 0 }]] },
@@ -70,17 +115,30 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 		expect(result.code).toBe(0);
 		const created = [0, 1, 2].map((runIndex) => nodeOutput(result.run, 'Create', runIndex)[0]?.uid);
 		expect(new Set(created).size).toBe(3);
-		expect([...stage.sim.tasks.values()].filter((task) => task.fields.title === title)).toHaveLength(3);
+		expect(
+			[...stage.sim.tasks.values()].filter((task) => task.fields.title === title),
+		).toHaveLength(3);
 	}, 300_000);
 
 	it('Sync Backlog with Execute Once fails before any request and closes nothing', async () => {
-		stage.sim.seedTasks(3, (i) => ({ fields: { title: `Once ${i}`, ticket_id: `EO-${i + 1}`, source: 'e2e-once' } }));
+		stage.sim.seedTasks(3, (i) => ({
+			fields: { title: `Once ${i}`, ticket_id: `EO-${i + 1}`, source: 'e2e-once' },
+		}));
 		stage.sim.clearRequests();
 		const workflow = manualWorkflow(wid('Once'), 'e2e: sync with execute once', [
-			codeNode('Tickets', [1, 2, 3].map((i) => ({ id: `EO-${i}`, subject: `Once ${i - 1}` }))),
+			codeNode(
+				'Tickets',
+				[1, 2, 3].map((i) => ({ id: `EO-${i}`, subject: `Once ${i - 1}` })),
+			),
 			backlogNode(
 				'Sync',
-				{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.subject }}', sourceValue: 'e2e-once' },
+				{
+					resource: 'task',
+					operation: 'syncBacklog',
+					externalId: '={{ $json.id }}',
+					title: '={{ $json.subject }}',
+					sourceValue: 'e2e-once',
+				},
 				{ executeOnce: true },
 			),
 		]);

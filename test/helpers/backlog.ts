@@ -42,7 +42,13 @@ export async function runBacklog(
 		items: options.items ?? [{}],
 		credentials: {
 			type: 'taskBacklogApi',
-			data: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 10000, rateLimitWindowSeconds: 60, ...options.credentials },
+			data: {
+				baseUrl: sim.url,
+				token: TOKEN,
+				requestsPerMinute: 10000,
+				rateLimitWindowSeconds: 60,
+				...options.credentials,
+			},
 		},
 		credentialType: new TaskBacklogApi(),
 		continueOnFail: options.continueOnFail,
@@ -68,7 +74,9 @@ export const byId = (uid: string) => ({ __rl: true, mode: 'id', value: uid });
 
 /** Requests that write: everything but GET and POST /tasks/query (the bulk reads before a write). */
 export function writesSent(sim: Simulator) {
-	return sim.requests.filter((request) => request.method !== 'GET' && request.path !== '/tasks/query');
+	return sim.requests.filter(
+		(request) => request.method !== 'GET' && request.path !== '/tasks/query',
+	);
 }
 
 /** The simulator's effective readings of the spec's open points (the profile, and any reading set alone). */

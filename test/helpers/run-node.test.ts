@@ -25,7 +25,13 @@ class DemoApi implements ICredentialType {
 
 	properties: INodeProperties[] = [
 		{ displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
-		{ displayName: 'Token', name: 'token', type: 'string', typeOptions: { password: true }, default: '' },
+		{
+			displayName: 'Token',
+			name: 'token',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+		},
 		{ displayName: 'Account', name: 'account', type: 'string', default: 'default-account' },
 	];
 
@@ -100,7 +106,10 @@ class Demo implements INodeType {
 				}
 				const staticData = this.getWorkflowStaticData('node');
 				staticData.calls = ((staticData.calls as number) ?? 0) + 1;
-				out.push({ json: { ...response, field, version: this.getNode().typeVersion }, pairedItem: { item: i } });
+				out.push({
+					json: { ...response, field, version: this.getNode().typeVersion },
+					pairedItem: { item: i },
+				});
 			} catch (error) {
 				if (this.continueOnFail()) {
 					out.push({ json: { error: (error as Error).message }, pairedItem: { item: i } });
@@ -151,7 +160,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-	await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+	await new Promise<void>((resolve, reject) =>
+		server.close((err) => (err ? reject(err) : resolve())),
+	);
 });
 
 beforeEach(() => {
@@ -271,7 +282,10 @@ describe('runNode', () => {
 		expect(result.error).toBeUndefined();
 		expect(result.output[0]).toHaveLength(3);
 		expect(result.output[0][0].json.field).toBe('ok');
-		expect(result.output[0][1]).toEqual({ json: { error: 'Field is not allowed' }, pairedItem: { item: 1 } });
+		expect(result.output[0][1]).toEqual({
+			json: { error: 'Field is not allowed' },
+			pairedItem: { item: 1 },
+		});
 		expect(result.output[0][2].pairedItem).toEqual({ item: 2 });
 	});
 
@@ -304,7 +318,9 @@ describe('runNode', () => {
 
 describe('testCredential', () => {
 	it('performs test.request over HTTP with authenticate applied', async () => {
-		await expect(testCredential(new DemoApi(), { baseUrl: baseUrl + '//', token: 'secret-token' })).resolves.toEqual({
+		await expect(
+			testCredential(new DemoApi(), { baseUrl: baseUrl + '//', token: 'secret-token' }),
+		).resolves.toEqual({
 			status: 'OK',
 			message: 'Connection successful!',
 		});
@@ -319,7 +335,10 @@ describe('testCredential', () => {
 	});
 
 	it('reports a connection error', async () => {
-		const result = await testCredential(new DemoApi(), { baseUrl: 'http://127.0.0.1:1', token: 'x' });
+		const result = await testCredential(new DemoApi(), {
+			baseUrl: 'http://127.0.0.1:1',
+			token: 'x',
+		});
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/ECONNREFUSED/);
 	});

@@ -60,7 +60,13 @@ import {
 	Workflow,
 } from 'n8n-workflow';
 import { Container } from '@n8n/di';
-import { ErrorReporter, ExecuteContext, ExecutionLifecycleHooks, RoutingNode, WorkflowExecute } from 'n8n-core';
+import {
+	ErrorReporter,
+	ExecuteContext,
+	ExecutionLifecycleHooks,
+	RoutingNode,
+	WorkflowExecute,
+} from 'n8n-core';
 
 export const SOURCE_NODE_NAME = 'Input';
 const SOURCE_NODE_TYPE = 'n8n-nodes-task-backlog-harness.items';
@@ -171,15 +177,25 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 			return await authenticate(credentials, requestOptions as IHttpRequestOptions);
 		}
 		if (!workflow || !node) {
-			throw new UnexpectedError('Workflow and node are required for declarative credential authentication');
+			throw new UnexpectedError(
+				'Workflow and node are required for declarative credential authentication',
+			);
 		}
 		if (requestOptions.headers === undefined) requestOptions.headers = {};
 		if (authenticate.type === 'generic') {
-			const target = requestOptions as unknown as Record<string, Record<string, unknown> | undefined>;
+			const target = requestOptions as unknown as Record<
+				string,
+				Record<string, unknown> | undefined
+			>;
 			for (const [outerKey, outerValue] of Object.entries(authenticate.properties)) {
 				for (const [key, value] of Object.entries(outerValue as Record<string, unknown>)) {
 					const keyResolved = resolveCredentialValue(key, credentials, workflow, node);
-					const valueResolved = resolveCredentialValue(value as string, credentials, workflow, node);
+					const valueResolved = resolveCredentialValue(
+						value as string,
+						credentials,
+						workflow,
+						node,
+					);
 					target[outerKey] ??= {};
 					target[outerKey]![keyResolved] = valueResolved;
 				}
@@ -212,7 +228,10 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		return undefined;
 	}
 
-	async getCredentials(nodeCredentials: INodeCredentialsDetails, type: string): Promise<ICredentials> {
+	async getCredentials(
+		nodeCredentials: INodeCredentialsDetails,
+		type: string,
+	): Promise<ICredentials> {
 		return new InMemoryCredentials(nodeCredentials, type, this.credentialData);
 	}
 
@@ -262,15 +281,26 @@ class InMemoryCredentials extends ICredentials {
 	}
 
 	getDataToSave(): ICredentialsEncrypted {
-		return { id: this.id, name: this.name, type: this.type, data: JSON.stringify(this.store[this.type] ?? {}) };
+		return {
+			id: this.id,
+			name: this.name,
+			type: this.type,
+			data: JSON.stringify(this.store[this.type] ?? {}),
+		};
 	}
 
 	async setData(data: ICredentialDataDecryptedObject): Promise<void> {
 		this.store[this.type] = { ...data };
 	}
 
-	async updateData(toUpdate: Partial<ICredentialDataDecryptedObject>, toDelete: string[] = []): Promise<void> {
-		const next = { ...(this.store[this.type] ?? {}), ...toUpdate } as ICredentialDataDecryptedObject;
+	async updateData(
+		toUpdate: Partial<ICredentialDataDecryptedObject>,
+		toDelete: string[] = [],
+	): Promise<void> {
+		const next = {
+			...(this.store[this.type] ?? {}),
+			...toUpdate,
+		} as ICredentialDataDecryptedObject;
 		for (const key of toDelete) delete next[key];
 		this.store[this.type] = next;
 	}
@@ -399,7 +429,9 @@ function plain(data: unknown): IDataObject {
  */
 function muteErrorReporter() {
 	if (process.env.HARNESS_LOG_ERRORS === '1') return;
-	const reporter = Container.get(ErrorReporter) as unknown as { report: (...args: unknown[]) => void };
+	const reporter = Container.get(ErrorReporter) as unknown as {
+		report: (...args: unknown[]) => void;
+	};
 	reporter.report = () => {};
 }
 
@@ -456,7 +488,8 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	const typeVersion = options.typeVersion ?? latestVersion(original);
 	const nodeName =
 		options.nodeName ?? original.description.defaults?.name ?? original.description.displayName;
-	if (nodeName === SOURCE_NODE_NAME) throw new UnexpectedError(`"${SOURCE_NODE_NAME}" is reserved by the harness`);
+	if (nodeName === SOURCE_NODE_NAME)
+		throw new UnexpectedError(`"${SOURCE_NODE_NAME}" is reserved by the harness`);
 
 	// Delegate to the real node, only noting the error it throws: WorkflowExecute records a
 	// spread copy of the error (`{ ...e, message, stack }`), which loses the class.
@@ -466,7 +499,10 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 		const execute = original.execute;
 		wrapped.execute = async function (this: unknown, ...args: unknown[]) {
 			try {
-				return await (execute as (...a: unknown[]) => Promise<INodeExecutionData[][]>).apply(this, args);
+				return await (execute as (...a: unknown[]) => Promise<INodeExecutionData[][]>).apply(
+					this,
+					args,
+				);
 			} catch (error) {
 				thrown = error;
 				throw error;
@@ -474,7 +510,10 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 		} as INodeType['execute'];
 	}
 
-	const nodeTypes = new HarnessNodeTypes({ [SOURCE_NODE_TYPE]: sourceNodeType, [typeName]: wrapped });
+	const nodeTypes = new HarnessNodeTypes({
+		[SOURCE_NODE_TYPE]: sourceNodeType,
+		[typeName]: wrapped,
+	});
 
 	const credentialTypes = new TestCredentialTypes();
 	credentialTypes.add(options.credentialType);
@@ -497,7 +536,9 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 		position: [200, 0],
 		parameters: structuredClone(options.parameters),
 		...(options.credentials && {
-			credentials: { [options.credentials.type]: { id: CREDENTIAL_ID, name: 'Harness credential' } },
+			credentials: {
+				[options.credentials.type]: { id: CREDENTIAL_ID, name: 'Harness credential' },
+			},
 		}),
 		...(options.continueOnFail && { onError: 'continueRegularOutput' as const }),
 		...(options.executeOnce && { executeOnce: true }),
@@ -560,9 +601,11 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 
 	const workflowExecute = new WorkflowExecute(additionalData, mode, runExecutionData);
 	const running = workflowExecute.processRunExecutionData(workflow);
-	if (options.cancelAfterMs !== undefined) setTimeout(() => running.cancel(), options.cancelAfterMs);
+	if (options.cancelAfterMs !== undefined)
+		setTimeout(() => running.cancel(), options.cancelAfterMs);
 	// A cancelled run does not settle; n8n reports it through its workflowExecuteAfter hook instead.
-	const run = options.cancelAfterMs === undefined ? await running : await Promise.race([running, done]);
+	const run =
+		options.cancelAfterMs === undefined ? await running : await Promise.race([running, done]);
 	await done;
 
 	const taskData = run.data.resultData.runData[nodeName]?.[runIndex];
@@ -607,7 +650,9 @@ export async function testCredential(
 
 	const credentialTypes = new TestCredentialTypes();
 	credentialTypes.add(credentialType);
-	const credentialsHelper = new TestCredentialsHelper(credentialTypes, { [credentialType.name]: data });
+	const credentialsHelper = new TestCredentialsHelper(credentialTypes, {
+		[credentialType.name]: data,
+	});
 
 	const tempTypeName = 'n8n-nodes-task-backlog-harness.credentialTest';
 	const tempNodeType: INodeType = {
@@ -647,7 +692,11 @@ export async function testCredential(
 		active: false,
 		nodeTypes: new HarnessNodeTypes({ [tempTypeName]: tempNodeType }),
 	});
-	const additionalData = buildAdditionalData(credentialsHelper, undefined, 'harness-credential-test');
+	const additionalData = buildAdditionalData(
+		credentialsHelper,
+		undefined,
+		'harness-credential-test',
+	);
 	const mode: WorkflowExecuteMode = 'internal';
 	const credentialsDecrypted: ICredentialsDecrypted = {
 		id: CREDENTIAL_ID,
@@ -658,7 +707,18 @@ export async function testCredential(
 	const runExecutionData: IRunExecutionData = createRunExecutionData({ executionData: null });
 	const inputData: ITaskDataConnections = { main: [[{ json: {} }]] };
 	const executeData: IExecuteData = { node, data: {}, source: null };
-	const context = new ExecuteContext(workflow, node, additionalData, mode, runExecutionData, 0, [], inputData, executeData, []);
+	const context = new ExecuteContext(
+		workflow,
+		node,
+		additionalData,
+		mode,
+		runExecutionData,
+		0,
+		[],
+		inputData,
+		executeData,
+		[],
+	);
 	const routingNode = new RoutingNode(context, tempNodeType, credentialsDecrypted);
 
 	let response: INodeExecutionData[][] | null | undefined;
@@ -669,7 +729,8 @@ export async function testCredential(
 			httpCode?: string;
 			cause?: { code?: string; response?: { status?: number; statusText?: string } };
 		};
-		const status = error.cause?.response?.status ?? (error.httpCode ? Number(error.httpCode) : undefined);
+		const status =
+			error.cause?.response?.status ?? (error.httpCode ? Number(error.httpCode) : undefined);
 		if (status !== undefined && !Number.isNaN(status)) {
 			for (const rule of test.rules ?? []) {
 				if (rule.type === 'responseCode' && rule.properties.value === status) {

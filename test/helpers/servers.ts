@@ -21,7 +21,11 @@ export interface LocalServer {
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
 /** Starts a server; it stops itself after `lifetimeMs` at the latest, so a failed test leaves nothing behind. */
-export async function startServer(handler: Handler, host = '127.0.0.1', lifetimeMs = 60_000): Promise<LocalServer> {
+export async function startServer(
+	handler: Handler,
+	host = '127.0.0.1',
+	lifetimeMs = 60_000,
+): Promise<LocalServer> {
 	const received: Received[] = [];
 	const server: Server = createServer((req, res) => {
 		const chunks: Buffer[] = [];
@@ -43,7 +47,12 @@ export async function startServer(handler: Handler, host = '127.0.0.1', lifetime
 	return { origin: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, received, stop };
 }
 
-export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+export function json(
+	res: ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+) {
 	res.writeHead(status, { 'content-type': 'application/json', ...headers });
 	res.end(JSON.stringify(body));
 }

@@ -11,7 +11,13 @@ useSimulator((started) => (sim = started));
 
 const OTHER_TOKEN = 'test-token-other-7a21';
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
-const upsert = { resource: 'task', operation: 'upsert', identifyBy: 'externalId', externalId: '={{ $json.id }}', title: '={{ $json.title }}' };
+const upsert = {
+	resource: 'task',
+	operation: 'upsert',
+	identifyBy: 'externalId',
+	externalId: '={{ $json.id }}',
+	title: '={{ $json.title }}',
+};
 const ticket = (i: number) => ({ id: `E-${i}`, title: `Event ${i}` });
 
 /** Every request takes 100 ms, as over a real network: what arrives meanwhile waits for the next one. */
@@ -28,7 +34,9 @@ const refuseFirstItemOfFirstBatch = () =>
 describe('Executions at once, one ticket each, share their requests', () => {
 	it('40 executions of Create or Update by External ID store 40 tasks with far fewer requests than 2 per execution', async () => {
 		slowServer();
-		const runs = await Promise.all(Array.from({ length: 40 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })));
+		const runs = await Promise.all(
+			Array.from({ length: 40 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })),
+		);
 		for (const [i, run] of runs.entries()) {
 			expect(run.error).toBeUndefined();
 			expect(run.json).toHaveLength(1);
@@ -36,7 +44,8 @@ describe('Executions at once, one ticket each, share their requests', () => {
 			expect(run.items[0].pairedItem).toEqual({ item: 0 });
 		}
 		expect(sim.tasks.size).toBe(40);
-		for (let i = 0; i < 40; i++) expect(sim.tasks.get(uidOf(`E-${i}`))!.fields.title).toBe(`Event ${i}`);
+		for (let i = 0; i < 40; i++)
+			expect(sim.tasks.get(uidOf(`E-${i}`))!.fields.title).toBe(`Event ${i}`);
 		expect(sim.requests.length).toBeLessThanOrEqual(12);
 		expect(sent(sim, 'PUT', '/tasks/batch').length).toBeGreaterThan(0);
 	});
@@ -53,19 +62,26 @@ describe('Executions at once, one ticket each, share their requests', () => {
 	it('a 422 naming one item of a shared batch fails that execution’s item only; the others succeed', async () => {
 		slowServer();
 		refuseFirstItemOfFirstBatch();
-		const runs = await Promise.all(Array.from({ length: 20 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)], continueOnFail: true })));
+		const runs = await Promise.all(
+			Array.from({ length: 20 }, (_, i) =>
+				runBacklog(sim, upsert, { items: [ticket(i)], continueOnFail: true }),
+			),
+		);
 		const failed = runs.filter((run) => run.json[0].error !== undefined);
 		expect(failed).toHaveLength(1);
 		expect(String(failed[0].json[0].error)).toMatch(/value not accepted/);
 		expect(failed[0].items[0].pairedItem).toEqual({ item: 0 });
 		expect(sim.tasks.size).toBe(19);
-		for (const run of runs.filter((each) => each.json[0].error === undefined)) expect(sim.tasks.has(String(run.json[0].uid))).toBe(true);
+		for (const run of runs.filter((each) => each.json[0].error === undefined))
+			expect(sim.tasks.has(String(run.json[0].uid))).toBe(true);
 	});
 
 	it('without Continue On Fail, only the execution whose item failed fails', async () => {
 		slowServer();
 		refuseFirstItemOfFirstBatch();
-		const runs = await Promise.all(Array.from({ length: 10 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })));
+		const runs = await Promise.all(
+			Array.from({ length: 10 }, (_, i) => runBacklog(sim, upsert, { items: [ticket(i)] })),
+		);
 		expect(runs.filter((run) => run.error !== undefined)).toHaveLength(1);
 		expect(sim.tasks.size).toBe(9);
 	});
@@ -84,7 +100,9 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(thirdRun.error).toBeUndefined();
 		expect(sim.tasks.has(uidOf('E-1'))).toBe(true);
 		expect(sim.tasks.has(uidOf('E-3'))).toBe(true);
-		const aboutSecond = sim.requests.filter((request) => `${request.path} ${JSON.stringify(request.body ?? '')}`.includes(uidOf('E-2')));
+		const aboutSecond = sim.requests.filter((request) =>
+			`${request.path} ${JSON.stringify(request.body ?? '')}`.includes(uidOf('E-2')),
+		);
 		expect(aboutSecond).toHaveLength(0);
 		expect(sim.tasks.has(uidOf('E-2'))).toBe(false);
 	}, 20_000);
@@ -94,7 +112,10 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		slowServer();
 		const runs = await Promise.all(
 			Array.from({ length: 20 }, (_, i) =>
-				runBacklog(sim, upsert, { items: [ticket(i)], credentials: i % 2 === 0 ? {} : { token: OTHER_TOKEN } }),
+				runBacklog(sim, upsert, {
+					items: [ticket(i)],
+					credentials: i % 2 === 0 ? {} : { token: OTHER_TOKEN },
+				}),
 			),
 		);
 		expect(runs.every((run) => run.error === undefined)).toBe(true);
@@ -102,7 +123,8 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		for (const request of sent(sim, 'PUT', '/tasks/batch')) {
 			const items = (request.body as { items: IDataObject[] }).items;
 			const expected = request.headers.authorization === `Bearer ${TOKEN}` ? 0 : 1;
-			for (const item of items) expect(Number(String((item.fields as IDataObject).ticket_id).slice(2)) % 2).toBe(expected);
+			for (const item of items)
+				expect(Number(String((item.fields as IDataObject).ticket_id).slice(2)) % 2).toBe(expected);
 		}
 	});
 });

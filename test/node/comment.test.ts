@@ -16,7 +16,12 @@ describe('Comment', () => {
 		expect(created.error).toBeUndefined();
 		const first = created.json[0];
 		expect(first).toMatchObject({ task_uid: task.uid, text: 'Comment 1\n\nSecond paragraph' });
-		expect((first.blocks as Array<{ type: string; content: Array<{ text: string }> }>).map((block) => [block.type, block.content[0].text])).toEqual([
+		expect(
+			(first.blocks as Array<{ type: string; content: Array<{ text: string }> }>).map((block) => [
+				block.type,
+				block.content[0].text,
+			]),
+		).toEqual([
 			['paragraph', 'Comment 1'],
 			['paragraph', 'Second paragraph'],
 		]);
@@ -30,7 +35,12 @@ describe('Comment', () => {
 		});
 		expect(got.json[0]).toMatchObject({ uid: first.uid, task: { uid: task.uid } });
 
-		const listed = await runBacklog(sim, { resource: 'comment', operation: 'getAll', task: byId(task.uid), returnAll: true });
+		const listed = await runBacklog(sim, {
+			resource: 'comment',
+			operation: 'getAll',
+			task: byId(task.uid),
+			returnAll: true,
+		});
 		expect(listed.json.map((comment) => comment.text)).toHaveLength(5);
 		expect(sent(sim, 'GET', `/tasks/${task.uid}/comments`)).toHaveLength(2);
 
@@ -48,15 +58,32 @@ describe('Comment', () => {
 	it('a comment create whose answer was lost is not doubled by the retry', async () => {
 		const [task] = sim.seedTasks(1);
 		// The first POST is written, then its connection dies before the answer: the retry finds the comment there.
-		sim.failNext({ status: 'reset', afterEffect: true, when: (request) => request.method === 'POST' });
-		const run = await runBacklog(sim, { resource: 'comment', operation: 'create', task: byId(task.uid), text: 'Once' });
+		sim.failNext({
+			status: 'reset',
+			afterEffect: true,
+			when: (request) => request.method === 'POST',
+		});
+		const run = await runBacklog(sim, {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task.uid),
+			text: 'Once',
+		});
 		expect(run.error).toBeUndefined();
 		expect([...sim.comments.values()].filter((comment) => comment.text === 'Once')).toHaveLength(1);
 	});
 
 	it('Blocks given as JSON are sent as they are', async () => {
 		const [task] = sim.seedTasks(1);
-		const blocks = [{ id: 'h', type: 'heading', props: { level: 1 }, content: [{ type: 'text', text: 'Hi', styles: {} }], children: [] }];
+		const blocks = [
+			{
+				id: 'h',
+				type: 'heading',
+				props: { level: 1 },
+				content: [{ type: 'text', text: 'Hi', styles: {} }],
+				children: [],
+			},
+		];
 		const run = await runBacklog(sim, {
 			resource: 'comment',
 			operation: 'create',

@@ -22,7 +22,8 @@ function allProperties(properties: INodeProperties[], at = ''): Array<[string, I
 		found.push([path, property]);
 		for (const option of (property.options ?? []) as Option[]) {
 			if ('type' in option) found.push(...allProperties([option], `${path}.`));
-			else if ('values' in option) found.push(...allProperties(option.values, `${path}.${option.name}.`));
+			else if ('values' in option)
+				found.push(...allProperties(option.values, `${path}.${option.name}.`));
 		}
 	}
 	return found;
@@ -40,7 +41,11 @@ describe.each(described)('%s', (_, properties) => {
 	it('every options and multiOptions parameter offers its choices', () => {
 		const empty = allProperties(properties)
 			.filter(([, property]) => property.type === 'options' || property.type === 'multiOptions')
-			.filter(([, property]) => !property.typeOptions?.loadOptionsMethod && !(Array.isArray(property.options) && property.options.length > 0))
+			.filter(
+				([, property]) =>
+					!property.typeOptions?.loadOptionsMethod &&
+					!(Array.isArray(property.options) && property.options.length > 0),
+			)
 			.map(([path]) => path);
 		expect(empty).toEqual([]);
 	});
@@ -48,9 +53,16 @@ describe.each(described)('%s', (_, properties) => {
 
 it('the Status filter of Get Many and of the Poll Trigger offers To Do, Started and Done', () => {
 	const statusFilter = (properties: INodeProperties[]) =>
-		allProperties(properties).find(([path, property]) => path.endsWith('.status') && property.type === 'multiOptions')?.[1];
-	for (const properties of [new TaskBacklog().description.properties, new TaskBacklogPollTrigger().description.properties]) {
-		const values = ((statusFilter(properties)?.options ?? []) as INodePropertyOptions[]).map((option) => option.value);
+		allProperties(properties).find(
+			([path, property]) => path.endsWith('.status') && property.type === 'multiOptions',
+		)?.[1];
+	for (const properties of [
+		new TaskBacklog().description.properties,
+		new TaskBacklogPollTrigger().description.properties,
+	]) {
+		const values = ((statusFilter(properties)?.options ?? []) as INodePropertyOptions[]).map(
+			(option) => option.value,
+		);
 		expect(values).toEqual(['TODO', 'STARTED', 'DONE']);
 	}
 });

@@ -47,11 +47,20 @@ describe('External ID', () => {
 	it.each(NOT_TEXT)(
 		'Sync Backlog: an External ID returning %s fails before any request, so no task of the source is closed',
 		async (_, value) => {
-			sim.seedTasks(3, (i) => ({ uid: uidOf(`T-${i}`), fields: { title: `Ticket ${i}`, ticket_id: `T-${i}`, source: 'helpdesk' } }));
+			sim.seedTasks(3, (i) => ({
+				uid: uidOf(`T-${i}`),
+				fields: { title: `Ticket ${i}`, ticket_id: `T-${i}`, source: 'helpdesk' },
+			}));
 			sim.clearRequests();
 			const run = await runBacklog(
 				sim,
-				{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.value }}', title: 'Ticket', sourceValue: 'helpdesk' },
+				{
+					resource: 'task',
+					operation: 'syncBacklog',
+					externalId: '={{ $json.value }}',
+					title: 'Ticket',
+					sourceValue: 'helpdesk',
+				},
 				{ items: [{ value }, { value }] },
 			);
 			expect(run.error).toBeInstanceOf(NodeOperationError);
@@ -69,7 +78,10 @@ describe('External ID', () => {
 	});
 
 	it('with Continue On Fail only the bad item fails, with its own error, and the good one is written', async () => {
-		const run = await runBacklog(sim, upsert, { items: [{ value: { id: 1 } }, { value: 'T-2' }], continueOnFail: true });
+		const run = await runBacklog(sim, upsert, {
+			items: [{ value: { id: 1 } }, { value: 'T-2' }],
+			continueOnFail: true,
+		});
 		expect(run.json).toHaveLength(2);
 		expect(String(run.json[0].error)).toMatch(/Item 0: "External ID" must be text or a number/);
 		expect(run.json[1].uid).toBe(uidOf('T-2'));
@@ -79,38 +91,60 @@ describe('External ID', () => {
 });
 
 describe('UID, Title and URL', () => {
-	it.each(NOT_TEXT)('Upsert by UID: a UID expression returning %s is an error naming the field', async (_, value) => {
-		const run = await runBacklog(sim, { ...upsert, identifyBy: 'uid', uid: '={{ $json.value }}' }, { items: [{ value }] });
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toMatch(/^Item 0: "UID" must be a UID/);
-		expect(sim.requests).toHaveLength(0);
-	});
+	it.each(NOT_TEXT)(
+		'Upsert by UID: a UID expression returning %s is an error naming the field',
+		async (_, value) => {
+			const run = await runBacklog(
+				sim,
+				{ ...upsert, identifyBy: 'uid', uid: '={{ $json.value }}' },
+				{ items: [{ value }] },
+			);
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toMatch(/^Item 0: "UID" must be a UID/);
+			expect(sim.requests).toHaveLength(0);
+		},
+	);
 
-	it.each(NOT_TEXT)('Create: a Title expression returning %s is an error naming the field', async (_, value, kind) => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.value }}' }, { items: [{ value }] });
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toMatch(/^Item 0: "Title" must be text or a number/);
-		expect(run.error!.message).toMatch(kind);
-		expect(sim.requests).toHaveLength(0);
-	});
+	it.each(NOT_TEXT)(
+		'Create: a Title expression returning %s is an error naming the field',
+		async (_, value, kind) => {
+			const run = await runBacklog(
+				sim,
+				{ resource: 'task', operation: 'create', title: '={{ $json.value }}' },
+				{ items: [{ value }] },
+			);
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toMatch(/^Item 0: "Title" must be text or a number/);
+			expect(run.error!.message).toMatch(kind);
+			expect(sim.requests).toHaveLength(0);
+		},
+	);
 
-	it.each(NOT_TEXT)('Create: a URL expression returning %s is an error naming the field', async (_, value) => {
-		const run = await runBacklog(
-			sim,
-			{ resource: 'task', operation: 'create', title: 'x', url: '={{ $json.value }}' },
-			{ items: [{ value: 'https://tickets.example.com/1' }, { value }] },
-		);
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toMatch(/^Item 1: "URL" must be text or a number/);
-		expect(sim.requests).toHaveLength(0);
-	});
+	it.each(NOT_TEXT)(
+		'Create: a URL expression returning %s is an error naming the field',
+		async (_, value) => {
+			const run = await runBacklog(
+				sim,
+				{ resource: 'task', operation: 'create', title: 'x', url: '={{ $json.value }}' },
+				{ items: [{ value: 'https://tickets.example.com/1' }, { value }] },
+			);
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toMatch(/^Item 1: "URL" must be text or a number/);
+			expect(sim.requests).toHaveLength(0);
+		},
+	);
 
 	it('Update: a Title in Update Fields returning an object is an error naming the field', async () => {
 		const [{ uid }] = sim.seedTasks(1);
 		sim.clearRequests();
 		const run = await runBacklog(
 			sim,
-			{ resource: 'task', operation: 'update', task: { __rl: true, mode: 'id', value: uid }, updateFields: { title: '={{ $json.value }}' } },
+			{
+				resource: 'task',
+				operation: 'update',
+				task: { __rl: true, mode: 'id', value: uid },
+				updateFields: { title: '={{ $json.value }}' },
+			},
 			{ items: [{ value: { a: 1 } }] },
 		);
 		expect(run.error).toBeInstanceOf(NodeOperationError);
@@ -119,7 +153,11 @@ describe('UID, Title and URL', () => {
 	});
 
 	it('a numeric Title is written as its text', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.value }}' }, { items: [{ value: 42 }] });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.value }}' },
+			{ items: [{ value: 42 }] },
+		);
 		expect(run.error).toBeUndefined();
 		expect(sim.tasks.get(String(run.json[0].uid))!.fields.title).toBe('42');
 	});

@@ -5,7 +5,12 @@
  * matches the number or boolean, as Get Many's custom-field filters do, and a text stored as text (a ticket "007")
  * is still found. Version 1 (workflows saved before) keeps String as the default and sends the text as typed.
  */
-import type { IDataObject, INodeParameters, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	INodeParameters,
+	INodeProperties,
+	INodePropertyOptions,
+} from 'n8n-workflow';
 import { NodeApiError, NodeHelpers } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
@@ -18,7 +23,13 @@ let sim: Simulator;
 useSimulator((started) => (sim = started));
 beforeEach(() => sim.configure({ readings: undefined }));
 
-type Row = { field: string; operator?: string; value: string; valueType?: string; negated?: boolean };
+type Row = {
+	field: string;
+	operator?: string;
+	value: string;
+	valueType?: string;
+	negated?: boolean;
+};
 
 /** Runs Query (builder) at a node version; rows without an operator use the default (equals). */
 async function query(typeVersion: number, rows: Row[], extra: IDataObject = {}) {
@@ -36,7 +47,12 @@ async function query(typeVersion: number, rows: Row[], extra: IDataObject = {}) 
 		items: [{}],
 		credentials: {
 			type: 'taskBacklogApi',
-			data: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 10000, rateLimitWindowSeconds: 60 },
+			data: {
+				baseUrl: sim.url,
+				token: TOKEN,
+				requestsPerMinute: 10000,
+				rateLimitWindowSeconds: 60,
+			},
 		},
 		credentialType: new TaskBacklogApi(),
 	});
@@ -51,69 +67,105 @@ function conditionsSent(): IDataObject[] {
 }
 
 const seed = (fields: IDataObject[]) => {
-	for (const [i, f] of fields.entries()) sim.seedTasks(1, () => ({ fields: { title: `T${i}`, ...f } }));
+	for (const [i, f] of fields.entries())
+		sim.seedTasks(1, () => ({ fields: { title: `T${i}`, ...f } }));
 };
 
 const comparisons = ['strict', 'loose'] as const;
 
 describe('version 2 (Value Type Automatic by default)', () => {
-	it.each(comparisons)('a number typed as text matches the task that stores the number (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ priority: 0 }, { priority: 1 }, { priority: 2 }, { priority: 10 }]);
-		const run = await query(2, [{ field: 'fields.priority', value: '1' }]);
-		expect(run.error).toBeUndefined();
-		expect(run.titles).toEqual(['T1']);
-		expect(conditionsSent()).toEqual([{ field: 'fields.priority', operator: 'in', value: ['1', 1], negated: false }]);
-	});
+	it.each(comparisons)(
+		'a number typed as text matches the task that stores the number (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ priority: 0 }, { priority: 1 }, { priority: 2 }, { priority: 10 }]);
+			const run = await query(2, [{ field: 'fields.priority', value: '1' }]);
+			expect(run.error).toBeUndefined();
+			expect(run.titles).toEqual(['T1']);
+			expect(conditionsSent()).toEqual([
+				{ field: 'fields.priority', operator: 'in', value: ['1', 1], negated: false },
+			]);
+		},
+	);
 
-	it.each(comparisons)('true typed as text matches the task that stores the boolean, and one that stores the text (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ urgent: true }, { urgent: false }, { urgent: 'true' }, {}]);
-		const run = await query(2, [{ field: 'fields.urgent', value: 'true' }]);
-		expect(run.error).toBeUndefined();
-		expect(run.titles).toEqual(['T0', 'T2']);
-	});
+	it.each(comparisons)(
+		'true typed as text matches the task that stores the boolean, and one that stores the text (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ urgent: true }, { urgent: false }, { urgent: 'true' }, {}]);
+			const run = await query(2, [{ field: 'fields.urgent', value: 'true' }]);
+			expect(run.error).toBeUndefined();
+			expect(run.titles).toEqual(['T0', 'T2']);
+		},
+	);
 
-	it.each(comparisons)('a text that looks numeric but is stored as text (ticket "007") is still found, and not the number 7 (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ ticket: '007' }, { ticket: 7 }, { ticket: '7' }]);
-		const run = await query(2, [{ field: 'fields.ticket', value: '007' }]);
-		expect(run.error).toBeUndefined();
-		expect(run.titles).toEqual(['T0']);
-		expect(conditionsSent()).toEqual([{ field: 'fields.ticket', operator: '==', value: '007', negated: false }]);
-	});
+	it.each(comparisons)(
+		'a text that looks numeric but is stored as text (ticket "007") is still found, and not the number 7 (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ ticket: '007' }, { ticket: 7 }, { ticket: '7' }]);
+			const run = await query(2, [{ field: 'fields.ticket', value: '007' }]);
+			expect(run.error).toBeUndefined();
+			expect(run.titles).toEqual(['T0']);
+			expect(conditionsSent()).toEqual([
+				{ field: 'fields.ticket', operator: '==', value: '007', negated: false },
+			]);
+		},
+	);
 
-	it.each(comparisons)('a number typed as text finds it stored either way: as the number and as the text (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ ticket: 42 }, { ticket: '42' }, { ticket: 43 }]);
-		const run = await query(2, [{ field: 'fields.ticket', value: '42' }]);
-		expect(run.titles).toEqual(['T0', 'T1']);
-	});
+	it.each(comparisons)(
+		'a number typed as text finds it stored either way: as the number and as the text (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ ticket: 42 }, { ticket: '42' }, { ticket: 43 }]);
+			const run = await query(2, [{ field: 'fields.ticket', value: '42' }]);
+			expect(run.titles).toEqual(['T0', 'T1']);
+		},
+	);
 
-	it.each(comparisons)('!= leaves out both forms; Negate turns it back (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ priority: 1 }, { priority: '1' }, { priority: 2 }]);
-		const notOne = await query(2, [{ field: 'fields.priority', operator: 'notEquals', value: '1' }]);
-		expect(notOne.titles).toEqual(['T2']);
-		const negated = await query(2, [{ field: 'fields.priority', operator: 'notEquals', value: '1', negated: true }]);
-		expect(negated.titles).toEqual(['T0', 'T1']);
-	});
+	it.each(comparisons)(
+		'!= leaves out both forms; Negate turns it back (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ priority: 1 }, { priority: '1' }, { priority: 2 }]);
+			const notOne = await query(2, [
+				{ field: 'fields.priority', operator: 'notEquals', value: '1' },
+			]);
+			expect(notOne.titles).toEqual(['T2']);
+			const negated = await query(2, [
+				{ field: 'fields.priority', operator: 'notEquals', value: '1', negated: true },
+			]);
+			expect(negated.titles).toEqual(['T0', 'T1']);
+		},
+	);
 
-	it.each(comparisons)('in: each entry matches its number as well as its text (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ priority: 1 }, { priority: '2' }, { priority: 3 }, { priority: 'high' }]);
-		const run = await query(2, [{ field: 'fields.priority', operator: 'in', value: '1, 2, high' }]);
-		expect(run.titles).toEqual(['T0', 'T1', 'T3']);
-		expect(conditionsSent()[0].value).toEqual(['1', 1, '2', 2, 'high']);
-	});
+	it.each(comparisons)(
+		'in: each entry matches its number as well as its text (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ priority: 1 }, { priority: '2' }, { priority: 3 }, { priority: 'high' }]);
+			const run = await query(2, [
+				{ field: 'fields.priority', operator: 'in', value: '1, 2, high' },
+			]);
+			expect(run.titles).toEqual(['T0', 'T1', 'T3']);
+			expect(conditionsSent()[0].value).toEqual(['1', 1, '2', 2, 'high']);
+		},
+	);
 
-	it.each(comparisons)('ordering operators compare the number typed: > 2 finds 10 (%s types)', async (typeComparison) => {
-		sim.configure({ readings: { typeComparison } });
-		seed([{ priority: 1 }, { priority: 2 }, { priority: 10 }]);
-		const run = await query(2, [{ field: 'fields.priority', operator: 'greaterThan', value: '2' }]);
-		expect(run.titles).toEqual(['T2']);
-		expect(conditionsSent()).toEqual([{ field: 'fields.priority', operator: '>', value: 2, negated: false }]);
-	});
+	it.each(comparisons)(
+		'ordering operators compare the number typed: > 2 finds 10 (%s types)',
+		async (typeComparison) => {
+			sim.configure({ readings: { typeComparison } });
+			seed([{ priority: 1 }, { priority: 2 }, { priority: 10 }]);
+			const run = await query(2, [
+				{ field: 'fields.priority', operator: 'greaterThan', value: '2' },
+			]);
+			expect(run.titles).toEqual(['T2']);
+			expect(conditionsSent()).toEqual([
+				{ field: 'fields.priority', operator: '>', value: 2, negated: false },
+			]);
+		},
+	);
 
 	it('text that spells nothing else, and contains, are sent as typed', async () => {
 		seed([{ team: 'red 1' }]);
@@ -133,7 +185,9 @@ describe('version 2 (Value Type Automatic by default)', () => {
 		seed([{ priority: 1 }, { priority: '1' }]);
 		const run = await query(2, [{ field: 'fields.priority', value: '1', valueType: 'string' }]);
 		expect(run.titles).toEqual(['T1']);
-		expect(conditionsSent()).toEqual([{ field: 'fields.priority', operator: '==', value: '1', negated: false }]);
+		expect(conditionsSent()).toEqual([
+			{ field: 'fields.priority', operator: '==', value: '1', negated: false },
+		]);
 	});
 
 	it('on a service that takes only "==" (queryOperators documented), the error says what Automatic sent and how to send "=="', async () => {
@@ -141,9 +195,14 @@ describe('version 2 (Value Type Automatic by default)', () => {
 		seed([{ priority: 1 }]);
 		const run = await query(2, [{ field: 'fields.priority', value: '1' }]);
 		expect(run.error).toBeInstanceOf(NodeApiError);
-		expect((run.error as NodeApiError).description).toMatch(/Value Type Automatic sent condition row 1 as "in".*set that row's Value Type/);
+		expect((run.error as NodeApiError).description).toMatch(
+			/Value Type Automatic sent condition row 1 as "in".*set that row's Value Type/,
+		);
 		// Limit 1: a server without a query cursor is paged with `uid >`, which this one refuses too.
-		const typed = await query(2, [{ field: 'fields.priority', value: '1', valueType: 'number' }], { returnAll: false, limit: 1 });
+		const typed = await query(2, [{ field: 'fields.priority', value: '1', valueType: 'number' }], {
+			returnAll: false,
+			limit: 1,
+		});
 		expect(typed.error).toBeUndefined();
 		expect(typed.titles).toEqual(['T0']);
 	});
@@ -156,7 +215,9 @@ describe('version 1 (workflows saved before version 2): as before', () => {
 		const run = await query(1, [{ field: 'fields.priority', value: '1' }]);
 		expect(run.error).toBeUndefined();
 		expect(run.json).toEqual([]);
-		expect(conditionsSent()).toEqual([{ field: 'fields.priority', operator: '==', value: '1', negated: false }]);
+		expect(conditionsSent()).toEqual([
+			{ field: 'fields.priority', operator: '==', value: '1', negated: false },
+		]);
 	});
 
 	it('every row is sent as it was: text as typed, in as a list of texts, ordering with the text', async () => {
@@ -178,7 +239,9 @@ describe('version 1 (workflows saved before version 2): as before', () => {
 	it('a value type a version-1 node cannot offer ("auto", pasted) is read as String, as version 1 always did', async () => {
 		seed([{ priority: 1 }]);
 		await query(1, [{ field: 'fields.priority', value: '1', valueType: 'auto' }]);
-		expect(conditionsSent()).toEqual([{ field: 'fields.priority', operator: '==', value: '1', negated: false }]);
+		expect(conditionsSent()).toEqual([
+			{ field: 'fields.priority', operator: '==', value: '1', negated: false },
+		]);
 	});
 });
 
@@ -220,15 +283,34 @@ describe('the description', () => {
 			const [v2] = shown(version);
 			expect(shown(version)).toHaveLength(1);
 			expect(v2.default).toBe('auto');
-			expect((v2.options as INodePropertyOptions[]).map((o) => o.value)).toEqual(['auto', 'boolean', 'json', 'null', 'number', 'string']);
+			expect((v2.options as INodePropertyOptions[]).map((o) => o.value)).toEqual([
+				'auto',
+				'boolean',
+				'json',
+				'null',
+				'number',
+				'string',
+			]);
 		}
 	});
 
 	it('n8n fills in a row saved without a Value Type with String at version 1 and Automatic at version 2', () => {
-		const parameters = { resource: 'task', operation: 'query', conditions: { condition: [{ field: 'fields.a', value: '1' }] } };
+		const parameters = {
+			resource: 'task',
+			operation: 'query',
+			conditions: { condition: [{ field: 'fields.a', value: '1' }] },
+		};
 		const filled = (typeVersion: number) =>
-			NodeHelpers.getNodeParameters(description.properties, parameters, true, false, { typeVersion } as never, description) as IDataObject;
-		const row = (typeVersion: number) => ((filled(typeVersion).conditions as IDataObject).condition as IDataObject[])[0];
+			NodeHelpers.getNodeParameters(
+				description.properties,
+				parameters,
+				true,
+				false,
+				{ typeVersion } as never,
+				description,
+			) as IDataObject;
+		const row = (typeVersion: number) =>
+			((filled(typeVersion).conditions as IDataObject).condition as IDataObject[])[0];
 		expect(row(1).valueType).toBe('string');
 		expect(row(2).valueType).toBe('auto');
 	});

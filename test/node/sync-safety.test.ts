@@ -15,10 +15,17 @@ const sync = (extra: Record<string, unknown> = {}) => ({
 	sourceValue: 'helpdesk',
 	...extra,
 });
-const tickets = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ id: `T-${from + i}`, title: `Ticket ${from + i}` }));
+const tickets = (from: number, to: number) =>
+	Array.from({ length: to - from + 1 }, (_, i) => ({
+		id: `T-${from + i}`,
+		title: `Ticket ${from + i}`,
+	}));
 /** The source's open tasks, as an earlier sync of tickets T-1 ... T-n left them. */
 const seedSource = (n: number) =>
-	sim.seedTasks(n, (i) => ({ uid: uidOf(`T-${i + 1}`), fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk' } }));
+	sim.seedTasks(n, (i) => ({
+		uid: uidOf(`T-${i + 1}`),
+		fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk' },
+	}));
 const closed = () => [...sim.tasks.values()].filter((task) => task.status === 'DONE').length;
 
 describe('Sync Backlog: the mass-close guard', () => {
@@ -26,7 +33,9 @@ describe('Sync Backlog: the mass-close guard', () => {
 		seedSource(290);
 		sim.clearRequests();
 		const run = await runBacklog(sim, sync(), { items: tickets(1, 100) });
-		expect(run.error?.message).toMatch(/^Sync Backlog would close 190 of the 290 open tasks of source "helpdesk" \(66%\)/);
+		expect(run.error?.message).toMatch(
+			/^Sync Backlog would close 190 of the 290 open tasks of source "helpdesk" \(66%\)/,
+		);
 		expect(run.error?.message).toMatch(/Some of them: external ID T-\d+, /);
 		expect((run.error as { description?: string }).description).toMatch(/Max Share to Close/);
 		expect(writesSent(sim)).toHaveLength(0);
@@ -38,7 +47,11 @@ describe('Sync Backlog: the mass-close guard', () => {
 		const run = await runBacklog(sim, sync({ dryRun: true }), { items: tickets(1, 10) });
 		expect(run.error).toBeUndefined();
 		expect(run.json.filter((json) => json.action === 'close')).toHaveLength(40);
-		expect(run.json.every((json) => /^Sync Backlog would close 40 of the 50 open tasks/.test(String(json.close_guard)))).toBe(true);
+		expect(
+			run.json.every((json) =>
+				/^Sync Backlog would close 40 of the 50 open tasks/.test(String(json.close_guard)),
+			),
+		).toBe(true);
 		expect(writesSent(sim)).toHaveLength(0);
 	});
 
@@ -59,13 +72,17 @@ describe('Sync Backlog: the mass-close guard', () => {
 
 	it('Max Share to Close 100 allows closing most of the source', async () => {
 		seedSource(40);
-		const run = await runBacklog(sim, sync({ syncOptions: { maxCloseShare: 100 } }), { items: tickets(1, 2) });
+		const run = await runBacklog(sim, sync({ syncOptions: { maxCloseShare: 100 } }), {
+			items: tickets(1, 2),
+		});
 		expect(run.error).toBeUndefined();
 		expect(closed()).toBe(38);
 	});
 
 	it('a guard setting that is not a number from 0 to 100 is an error naming it', async () => {
-		const run = await runBacklog(sim, sync({ syncOptions: { maxCloseShare: '={{ "lots" }}' } }), { items: tickets(1, 2) });
+		const run = await runBacklog(sim, sync({ syncOptions: { maxCloseShare: '={{ "lots" }}' } }), {
+			items: tickets(1, 2),
+		});
 		expect(run.error?.message).toMatch(/"Max Share to Close \(%\)" must be a number from 0 to 100/);
 	});
 });
@@ -84,8 +101,15 @@ describe('Sync Backlog with Execute Once is an error', () => {
 describe('Sync Backlog and archived tasks', () => {
 	it('a ticket whose task is DONE and archived is found: the row says unarchive, and the task is open and unarchived', async () => {
 		seedSource(3);
-		sim.seedTasks(1, () => ({ uid: uidOf('T-9'), status: 'DONE', archived: true, fields: { title: 'Ticket 9', ticket_id: 'T-9', source: 'helpdesk', note: 'kept' } }));
-		const run = await runBacklog(sim, sync(), { items: [...tickets(1, 3), { id: 'T-9', title: 'Ticket 9' }] });
+		sim.seedTasks(1, () => ({
+			uid: uidOf('T-9'),
+			status: 'DONE',
+			archived: true,
+			fields: { title: 'Ticket 9', ticket_id: 'T-9', source: 'helpdesk', note: 'kept' },
+		}));
+		const run = await runBacklog(sim, sync(), {
+			items: [...tickets(1, 3), { id: 'T-9', title: 'Ticket 9' }],
+		});
 		expect(run.error).toBeUndefined();
 		const row = run.json.find((json) => json.external_id === 'T-9')!;
 		expect(row.action).toBe('unarchive');

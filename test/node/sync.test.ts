@@ -30,8 +30,16 @@ describe('Task > Sync Backlog', () => {
 	it('the first sync creates a task per ticket, marked with its external id and source', async () => {
 		const run = await runBacklog(sim, sync(), { items: ticketsFrom([1, 2, 3]) });
 		expect(run.json.map((json) => json.action)).toEqual(['create', 'create', 'create']);
-		expect(sim.tasks.get(uidOf('2'))!.fields).toEqual({ title: 'Ticket 2', ticket_id: '2', source: 'helpdesk' });
-		expect(run.items.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(sim.tasks.get(uidOf('2'))!.fields).toEqual({
+			title: 'Ticket 2',
+			ticket_id: '2',
+			source: 'helpdesk',
+		});
+		expect(run.items.map((item) => item.pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+		]);
 	});
 
 	it('closes exactly the open tasks of the source whose tickets are missing, updates the changed, leaves the rest', async () => {
@@ -41,12 +49,21 @@ describe('Task > Sync Backlog', () => {
 		});
 		expect(run.error).toBeUndefined();
 		const actions = Object.fromEntries(run.json.map((json) => [json.external_id, json.action]));
-		expect(actions).toEqual({ '1': 'unchanged', '2': 'unchanged', '4': 'update', '6': 'create', '3': 'close', '5': 'close' });
+		expect(actions).toEqual({
+			'1': 'unchanged',
+			'2': 'unchanged',
+			'4': 'update',
+			'6': 'create',
+			'3': 'close',
+			'5': 'close',
+		});
 		const status = (id: string) => sim.tasks.get(uidOf(id))!.status;
 		expect(['1', '2', '4', '6'].map(status)).toEqual(['TODO', 'TODO', 'TODO', 'TODO']);
 		expect(['3', '5'].map(status)).toEqual(['DONE', 'DONE']);
 		expect(sim.tasks.get(uidOf('4'))!.fields.title).toBe('Ticket 4 (renamed)');
-		expect([...sim.tasks.values()].find((task) => task.fields.source === 'crm')!.status).toBe('TODO');
+		expect([...sim.tasks.values()].find((task) => task.fields.source === 'crm')!.status).toBe(
+			'TODO',
+		);
 		// One read of the source (a page of 10 covers it); the new ticket's uid read (GET finds it archived or not)
 		// before it is created; the updated task read again just before its batch (its custom fields are sent along);
 		// the update and the closes in one PATCH batch (an existing task is never PUT).
@@ -84,7 +101,9 @@ describe('Task > Sync Backlog', () => {
 			['5', 'close', true],
 		]);
 		// Reads only: the listing, and the uid read of the ticket not listed (an archived task is found that way).
-		expect(sent(sim).every((request) => request.method === 'GET' || request.path === '/tasks/query')).toBe(true);
+		expect(
+			sent(sim).every((request) => request.method === 'GET' || request.path === '/tasks/query'),
+		).toBe(true);
 		expect(JSON.stringify([...sim.tasks.values()])).toBe(before);
 	});
 

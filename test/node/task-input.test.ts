@@ -28,7 +28,16 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 		const items = [{ title: 'One', id: value }] as IDataObject[];
 
 		it('Create or Update by External ID', async () => {
-			const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: '={{ $json.id }}', title: '={{ $json.title }}' }, { items });
+			const run = await runBacklog(
+				sim,
+				{
+					resource: 'task',
+					operation: 'upsert',
+					externalId: '={{ $json.id }}',
+					title: '={{ $json.title }}',
+				},
+				{ items },
+			);
 			expect(run.error?.message).toMatch(/^Item 0: "External ID" is empty/);
 			expect(sim.requests).toHaveLength(0);
 		});
@@ -36,7 +45,13 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 		it('Sync Backlog refuses the whole input', async () => {
 			const run = await runBacklog(
 				sim,
-				{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.title }}', sourceValue: 'helpdesk' },
+				{
+					resource: 'task',
+					operation: 'syncBacklog',
+					externalId: '={{ $json.id }}',
+					title: '={{ $json.title }}',
+					sourceValue: 'helpdesk',
+				},
 				{ items: [{ title: 'Fine', id: 'E-0' }, ...items], continueOnFail: true },
 			);
 			expect(run.error?.message).toMatch(/^Item 1: "External ID" is empty/);
@@ -44,13 +59,26 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 		});
 
 		it('Create: Title', async () => {
-			const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.id }}' }, { items });
+			const run = await runBacklog(
+				sim,
+				{ resource: 'task', operation: 'create', title: '={{ $json.id }}' },
+				{ items },
+			);
 			expect(run.error?.message).toMatch(/^Item 0: "Title" is empty/);
 			expect(sim.requests).toHaveLength(0);
 		});
 
 		it('Create: a UID option whose expression resolves to nothing (never a silently derived one)', async () => {
-			const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: 'One', additionalFields: { uid: '={{ $json.id }}' } }, { items });
+			const run = await runBacklog(
+				sim,
+				{
+					resource: 'task',
+					operation: 'create',
+					title: 'One',
+					additionalFields: { uid: '={{ $json.id }}' },
+				},
+				{ items },
+			);
 			expect(run.error?.message).toMatch(/^Item 0: "UID" must be a UID/);
 			expect(sim.requests).toHaveLength(0);
 		});
@@ -58,7 +86,13 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 		it('Sync Backlog: Source Value', async () => {
 			const run = await runBacklog(
 				sim,
-				{ resource: 'task', operation: 'syncBacklog', externalId: 'E-1', title: 'One', sourceValue: '={{ $json.id }}' },
+				{
+					resource: 'task',
+					operation: 'syncBacklog',
+					externalId: 'E-1',
+					title: 'One',
+					sourceValue: '={{ $json.id }}',
+				},
 				{ items },
 			);
 			expect(run.error?.message).toMatch(/^Item 0: "Source Value" is empty/);
@@ -67,22 +101,41 @@ describe('An External ID, UID, Title or Source Value that resolves to nothing is
 	});
 
 	it('Sync Backlog with External ID {{ $json.id }} on items keyed "ID" closes nothing and creates no task "undefined"', async () => {
-		sim.seedTasks(30, (i) => ({ uid: uidOf(`E-${i + 1}`), fields: { title: `T${i + 1}`, ticket_id: `E-${i + 1}`, source: 'helpdesk' } }));
+		sim.seedTasks(30, (i) => ({
+			uid: uidOf(`E-${i + 1}`),
+			fields: { title: `T${i + 1}`, ticket_id: `E-${i + 1}`, source: 'helpdesk' },
+		}));
 		const run = await runBacklog(
 			sim,
-			{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.title }}', sourceValue: 'helpdesk' },
+			{
+				resource: 'task',
+				operation: 'syncBacklog',
+				externalId: '={{ $json.id }}',
+				title: '={{ $json.title }}',
+				sourceValue: 'helpdesk',
+			},
 			{ items: typoTickets },
 		);
-		expect(run.error?.message).toMatch(/^Item 0: "External ID" is empty \(the value or its expression resolved to undefined\)/);
+		expect(run.error?.message).toMatch(
+			/^Item 0: "External ID" is empty \(the value or its expression resolved to undefined\)/,
+		);
 		expect([...sim.tasks.values()].filter((task) => task.status === 'DONE')).toHaveLength(0);
-		expect([...sim.tasks.values()].some((task) => task.fields.ticket_id === 'undefined')).toBe(false);
+		expect([...sim.tasks.values()].some((task) => task.fields.ticket_id === 'undefined')).toBe(
+			false,
+		);
 		expect(sim.requests).toHaveLength(0);
 	});
 
 	it('an error message never carries the text "undefined" as a value that was sent', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: '={{ $json.id }}', title: 'x' }, { items: typoTickets });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'upsert', externalId: '={{ $json.id }}', title: 'x' },
+			{ items: typoTickets },
+		);
 		expect(sim.tasks.size).toBe(0);
-		expect((run.error as { description?: string } | undefined)?.description).toMatch(/key spelled differently/);
+		expect((run.error as { description?: string } | undefined)?.description).toMatch(
+			/key spelled differently/,
+		);
 	});
 });
 
@@ -94,19 +147,37 @@ describe('A custom-field name n8n cannot carry is an error naming it', () => {
 			title: 'One',
 			customFields: { field: [{ name, value: 'x' }] },
 		});
-		expect(run.error?.message).toBe(`Item 0: "Custom Fields" names the custom field "${name}", which n8n cannot carry (its copies of items drop that key)`);
+		expect(run.error?.message).toBe(
+			`Item 0: "Custom Fields" names the custom field "${name}", which n8n cannot carry (its copies of items drop that key)`,
+		);
 		expect(sim.requests).toHaveLength(0);
 	});
 
 	it.each(['constructor', '__proto__'])('Custom Fields (JSON) key "%s"', async (name) => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: 'E-1', title: 'One', customFieldsJson: `{"${name}": 1}` });
-		expect(run.error?.message).toMatch(new RegExp(`^Item 0: "Custom Fields \\(JSON\\)" names the custom field "${name}"`));
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'upsert',
+			externalId: 'E-1',
+			title: 'One',
+			customFieldsJson: `{"${name}": 1}`,
+		});
+		expect(run.error?.message).toMatch(
+			new RegExp(`^Item 0: "Custom Fields \\(JSON\\)" names the custom field "${name}"`),
+		);
 		expect(sim.requests).toHaveLength(0);
 	});
 
 	it('External ID Field "prototype"', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', externalId: 'E-1', title: 'One', externalIdOptions: { externalIdField: 'prototype' } });
-		expect(run.error?.message).toMatch(/^Item 0: "External ID Field" names the custom field "prototype"/);
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'upsert',
+			externalId: 'E-1',
+			title: 'One',
+			externalIdOptions: { externalIdField: 'prototype' },
+		});
+		expect(run.error?.message).toMatch(
+			/^Item 0: "External ID Field" names the custom field "prototype"/,
+		);
 		expect(sim.requests).toHaveLength(0);
 	});
 });
@@ -117,14 +188,22 @@ describe('Create in Loop Over Items: the derived uid includes the run index', ()
 	it('each run of the node in one execution creates its own task, even with equal titles', async () => {
 		const executionId = 'loop-execution-1';
 		for (const runIndex of [0, 1, 2]) {
-			const run = await runBacklog(sim, create, { items: [{ title: 'Same title' }], executionId, runIndex });
+			const run = await runBacklog(sim, create, {
+				items: [{ title: 'Same title' }],
+				executionId,
+				runIndex,
+			});
 			expect(run.error).toBeUndefined();
 		}
 		expect(sim.tasks.size).toBe(3);
 	});
 
 	it('a repeat of the same run (Retry On Fail) finds its own first attempt: one task, reported done', async () => {
-		const options = { items: [{ title: 'Retried' }], executionId: 'retry-execution-1', runIndex: 1 };
+		const options = {
+			items: [{ title: 'Retried' }],
+			executionId: 'retry-execution-1',
+			runIndex: 1,
+		};
 		const first = await runBacklog(sim, create, options);
 		const again = await runBacklog(sim, create, options);
 		expect(again.error).toBeUndefined();

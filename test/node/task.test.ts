@@ -6,9 +6,14 @@ import type { Simulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
 
-useSimulator((started) => (sim = started), { maxPageSize: 100, maxBatchSize: undefined, faults: undefined });
+useSimulator((started) => (sim = started), {
+	maxPageSize: 100,
+	maxBatchSize: undefined,
+	faults: undefined,
+});
 
-const tickets = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
+const tickets = (n: number) =>
+	Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
 
 const upsertByExternalId = {
 	resource: 'task',
@@ -34,7 +39,12 @@ describe('Task > Create', () => {
 		expect(sent(sim, 'PUT', `/tasks/${task.uid}`)).toHaveLength(1);
 		expect(sent(sim, 'POST', /^\/tasks(\/batch)?$/)).toHaveLength(0);
 		const stored = sim.tasks.get(String(task.uid))!;
-		expect(stored.fields).toEqual({ title: 'Review KYC file #1042', url: 'https://tickets.example.com/1042', ticket_id: '1042', priority: 2 });
+		expect(stored.fields).toEqual({
+			title: 'Review KYC file #1042',
+			url: 'https://tickets.example.com/1042',
+			ticket_id: '1042',
+			priority: 2,
+		});
 		expect(stored.status).toBe('STARTED');
 		expect(Date.parse(stored.due_at)).toBe(Date.parse('2030-01-02T03:04:05Z'));
 	});
@@ -48,10 +58,18 @@ describe('Task > Create', () => {
 	});
 
 	it('without Continue On Fail, no batch is sent after one that failed all its attempts', async () => {
-		sim.failNext({ status: 503, when: (request) => request.method === 'PUT' && request.path === '/tasks/batch' });
+		sim.failNext({
+			status: 503,
+			when: (request) => request.method === 'PUT' && request.path === '/tasks/batch',
+		});
 		const run = await runBacklog(
 			sim,
-			{ resource: 'task', operation: 'create', title: '={{ $json.title }}', requestOptions: { maxAttempts: 1 } },
+			{
+				resource: 'task',
+				operation: 'create',
+				title: '={{ $json.title }}',
+				requestOptions: { maxAttempts: 1 },
+			},
 			{ items: tickets(250) },
 		);
 		expect(run.error).toBeDefined();
@@ -60,10 +78,18 @@ describe('Task > Create', () => {
 	});
 
 	it('with Continue On Fail, the items of a failed batch are error rows and the other batches are written', async () => {
-		sim.failNext({ status: 503, when: (request) => request.method === 'PUT' && request.path === '/tasks/batch' });
+		sim.failNext({
+			status: 503,
+			when: (request) => request.method === 'PUT' && request.path === '/tasks/batch',
+		});
 		const run = await runBacklog(
 			sim,
-			{ resource: 'task', operation: 'create', title: '={{ $json.title }}', requestOptions: { maxAttempts: 1 } },
+			{
+				resource: 'task',
+				operation: 'create',
+				title: '={{ $json.title }}',
+				requestOptions: { maxAttempts: 1 },
+			},
 			{ items: tickets(250), continueOnFail: true },
 		);
 		expect(run.error).toBeUndefined();
@@ -73,16 +99,36 @@ describe('Task > Create', () => {
 	});
 
 	it('every output item is paired with its input item', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.title }}' }, { items: tickets(3) });
-		expect(run.items.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
-		expect(run.json.map((task) => (task.fields as { title: string }).title)).toEqual(['Ticket 1', 'Ticket 2', 'Ticket 3']);
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.title }}' },
+			{ items: tickets(3) },
+		);
+		expect(run.items.map((item) => item.pairedItem)).toEqual([
+			{ item: 0 },
+			{ item: 1 },
+			{ item: 2 },
+		]);
+		expect(run.json.map((task) => (task.fields as { title: string }).title)).toEqual([
+			'Ticket 1',
+			'Ticket 2',
+			'Ticket 3',
+		]);
 	});
 });
 
 describe('Task > Create or Update', () => {
 	it('upsert by external id run twice gives one task with the second values', async () => {
-		await runBacklog(sim, { ...upsertByExternalId, title: 'First title' }, { items: [{ id: '1042' }] });
-		const second = await runBacklog(sim, { ...upsertByExternalId, title: 'Second title' }, { items: [{ id: '1042' }] });
+		await runBacklog(
+			sim,
+			{ ...upsertByExternalId, title: 'First title' },
+			{ items: [{ id: '1042' }] },
+		);
+		const second = await runBacklog(
+			sim,
+			{ ...upsertByExternalId, title: 'Second title' },
+			{ items: [{ id: '1042' }] },
+		);
 		expect(second.error).toBeUndefined();
 		const uid = uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE);
 		expect([...sim.tasks.keys()]).toEqual([uid]);
@@ -100,7 +146,11 @@ describe('Task > Create or Update', () => {
 	});
 
 	it('250 items upserted with batch size 100 take ceil(250 / accepted batch size) write requests, plus one refused batch where the server caps batches', async () => {
-		const run = await runBacklog(sim, { ...upsertByExternalId, requestOptions: { batchSize: 100 } }, { items: tickets(250) });
+		const run = await runBacklog(
+			sim,
+			{ ...upsertByExternalId, requestOptions: { batchSize: 100 } },
+			{ items: tickets(250) },
+		);
 		expect(run.error).toBeUndefined();
 		const cap = readingsOf(sim).maxBatchSize;
 		const expected = cap >= 100 ? 3 : 1 + Math.ceil(250 / cap);
@@ -108,12 +158,17 @@ describe('Task > Create or Update', () => {
 		expect(writesSent(sim)).toHaveLength(expected);
 		expect(sim.tasks.size).toBe(250);
 		expect(run.json).toHaveLength(250);
-		expect(run.items.every((item, index) => (item.pairedItem as { item: number }).item === index)).toBe(true);
+		expect(
+			run.items.every((item, index) => (item.pairedItem as { item: number }).item === index),
+		).toBe(true);
 		expect((run.json[249].fields as { ticket_id: string }).ticket_id).toBe('T-250');
 	});
 
 	it('a batch with one item the service rejects yields 249 successes and 1 error with Continue On Fail', async () => {
-		const items = tickets(250).map((ticket) => ({ ...ticket, uid: uuidV5(ticket.id, DEFAULT_EXTERNAL_ID_NAMESPACE) }));
+		const items = tickets(250).map((ticket) => ({
+			...ticket,
+			uid: uuidV5(ticket.id, DEFAULT_EXTERNAL_ID_NAMESPACE),
+		}));
 		const parameters = {
 			resource: 'task',
 			operation: 'upsert',
@@ -162,7 +217,10 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 		expect(run.error).toBeUndefined();
 		const [patch] = sent(sim, 'PATCH');
 		// The other custom fields go along, read in bulk first: a server may replace the whole fields object.
-		expect(patch.body).toEqual({ assignee_email: 'ops@example.com', fields: { title: 'New', ticket_id: '9' } });
+		expect(patch.body).toEqual({
+			assignee_email: 'ops@example.com',
+			fields: { title: 'New', ticket_id: '9' },
+		});
 		expect(sim.tasks.get(task.uid)!.fields).toMatchObject({ title: 'New', ticket_id: '9' });
 	});
 
@@ -175,7 +233,10 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 			updateFields: { title: 'New' },
 			mergeFields: true,
 		});
-		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual(['GET /tasks/' + task.uid, 'PATCH /tasks/' + task.uid]);
+		expect(sent(sim).map((request) => `${request.method} ${request.path}`)).toEqual([
+			'GET /tasks/' + task.uid,
+			'PATCH /tasks/' + task.uid,
+		]);
 		expect(sent(sim, 'PATCH')[0].body).toEqual({ fields: { title: 'New', ticket_id: '9' } });
 	});
 
@@ -185,7 +246,10 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 		['archive', { archived: true }],
 		['unarchive', { archived: false }],
 	])('%s sets %j on every input task through one PATCH /tasks/batch', async (operation, change) => {
-		const tasks = sim.seedTasks(3, () => ({ status: operation === 'reopen' ? 'DONE' : 'TODO', archived: operation === 'unarchive' }));
+		const tasks = sim.seedTasks(3, () => ({
+			status: operation === 'reopen' ? 'DONE' : 'TODO',
+			archived: operation === 'unarchive',
+		}));
 		const run = await runBacklog(
 			sim,
 			{ resource: 'task', operation, task: { __rl: true, mode: 'id', value: '={{ $json.uid }}' } },
@@ -197,7 +261,11 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 	});
 
 	it('Close of a task that does not exist fails that item with 404', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'close', task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a') }, { continueOnFail: true });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'close', task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a') },
+			{ continueOnFail: true },
+		);
 		expect(run.json[0].httpCode).toBe('404');
 	});
 
@@ -215,16 +283,36 @@ describe('Task > Update, Close, Reopen, Archive', () => {
 
 describe('Task > Get, Get Many, Query', () => {
 	it('Get returns the simplified task, with what was expanded', async () => {
-		const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Hello', url: 'https://x.example/1' } }));
-		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(task.uid), options: { expand: ['comments'] } });
-		expect(run.json[0]).toMatchObject({ uid: task.uid, title: 'Hello', url: 'https://x.example/1', status: 'TODO', comments: [] });
+		const [task] = sim.seedTasks(1, () => ({
+			fields: { title: 'Hello', url: 'https://x.example/1' },
+		}));
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'get',
+			task: byId(task.uid),
+			options: { expand: ['comments'] },
+		});
+		expect(run.json[0]).toMatchObject({
+			uid: task.uid,
+			title: 'Hello',
+			url: 'https://x.example/1',
+			status: 'TODO',
+			comments: [],
+		});
 		expect(sent(sim, 'GET')[0].query).toMatchObject({ expand: 'comments' });
 	});
 
 	it('Get without Simplify returns every field the service sent', async () => {
 		const [task] = sim.seedTasks(1);
-		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(task.uid), simplify: false });
-		expect(Object.keys(run.json[0])).toEqual(expect.arrayContaining(['uid', 'legacy_data', 'queue_time', 'num_children']));
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'get',
+			task: byId(task.uid),
+			simplify: false,
+		});
+		expect(Object.keys(run.json[0])).toEqual(
+			expect.arrayContaining(['uid', 'legacy_data', 'queue_time', 'num_children']),
+		);
 	});
 
 	it('Get Many Return All over a server page size of 7 returns all 50 tasks', async () => {
@@ -239,13 +327,21 @@ describe('Task > Get, Get Many, Query', () => {
 	it('Get Many with a Limit stops at the limit', async () => {
 		sim.configure({ maxPageSize: 7 });
 		sim.seedTasks(50);
-		const run = await runBacklog(sim, { resource: 'task', operation: 'getAll', returnAll: false, limit: 10 });
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'getAll',
+			returnAll: false,
+			limit: 10,
+		});
 		expect(run.json).toHaveLength(10);
 		expect(sent(sim, 'GET', '/tasks')).toHaveLength(2);
 	});
 
 	it('Get Many filters by status and custom field', async () => {
-		sim.seedTasks(6, (i) => ({ status: i % 2 ? 'DONE' : 'TODO', fields: { title: `t${i}`, team: i < 3 ? 'red' : 'blue' } }));
+		sim.seedTasks(6, (i) => ({
+			status: i % 2 ? 'DONE' : 'TODO',
+			fields: { title: `t${i}`, team: i < 3 ? 'red' : 'blue' },
+		}));
 		const run = await runBacklog(sim, {
 			resource: 'task',
 			operation: 'getAll',
@@ -282,7 +378,12 @@ describe('Task > Get, Get Many, Query', () => {
 			resource: 'task',
 			operation: 'query',
 			queryMode: 'json',
-			queryJson: JSON.stringify({ condition: { combinator: 'and', conditions: [{ field: 'status', operator: '==', value: 'TODO' }] } }),
+			queryJson: JSON.stringify({
+				condition: {
+					combinator: 'and',
+					conditions: [{ field: 'status', operator: '==', value: 'TODO' }],
+				},
+			}),
 			returnAll: true,
 		});
 		expect(run.json).toHaveLength(9);
@@ -292,15 +393,77 @@ describe('Task > Get, Get Many, Query', () => {
 
 describe('Bad input gets a NodeOperationError naming the item and the field, with zero requests sent', () => {
 	const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-		['a malformed uid', { resource: 'task', operation: 'get', task: byId('={{ "not-a-uid" }}') }, /Item 0: "Task" must be a UID/],
-		['invalid JSON', { resource: 'task', operation: 'create', title: 'x', customFieldsJson: '{"a": ' }, /Item 0: "Custom Fields \(JSON\)" is not valid JSON/],
-		['an empty title', { resource: 'task', operation: 'create', title: '  ' }, /Item 0: "Title" is empty/],
-		['a non-object fields', { resource: 'task', operation: 'create', title: 'x', customFieldsJson: '[1, 2]' }, /Item 0: "Custom Fields \(JSON\)" must be a JSON object/],
-		['an unknown expand value', { resource: 'task', operation: 'get', task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a'), options: { expand: ['owner'] } }, /Item 0: "Expand" has unknown value\(s\) owner/],
-		['a malformed assignee uid', { resource: 'task', operation: 'create', title: 'x', additionalFields: { assignee_uid: '42' } }, /Item 0: "Assignee UID" must be a UID/],
-		['a date that is not a date', { resource: 'task', operation: 'create', title: 'x', additionalFields: { due_at: 'tomorrow-ish' } }, /Item 0: "Due At" is not a date/],
-		['a 5 MB field', { resource: 'task', operation: 'create', title: 'x', customFieldsJson: JSON.stringify({ blob: 'x'.repeat(5 * 1024 * 1024) }) }, /Item 0: "fields.blob" is 5.0 MB/],
-		['an empty external id', { resource: 'task', operation: 'upsert', identifyBy: 'externalId', externalId: '={{ "" }}', title: 'x' }, /Item 0: "External ID" is empty/],
+		[
+			'a malformed uid',
+			{ resource: 'task', operation: 'get', task: byId('={{ "not-a-uid" }}') },
+			/Item 0: "Task" must be a UID/,
+		],
+		[
+			'invalid JSON',
+			{ resource: 'task', operation: 'create', title: 'x', customFieldsJson: '{"a": ' },
+			/Item 0: "Custom Fields \(JSON\)" is not valid JSON/,
+		],
+		[
+			'an empty title',
+			{ resource: 'task', operation: 'create', title: '  ' },
+			/Item 0: "Title" is empty/,
+		],
+		[
+			'a non-object fields',
+			{ resource: 'task', operation: 'create', title: 'x', customFieldsJson: '[1, 2]' },
+			/Item 0: "Custom Fields \(JSON\)" must be a JSON object/,
+		],
+		[
+			'an unknown expand value',
+			{
+				resource: 'task',
+				operation: 'get',
+				task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a'),
+				options: { expand: ['owner'] },
+			},
+			/Item 0: "Expand" has unknown value\(s\) owner/,
+		],
+		[
+			'a malformed assignee uid',
+			{
+				resource: 'task',
+				operation: 'create',
+				title: 'x',
+				additionalFields: { assignee_uid: '42' },
+			},
+			/Item 0: "Assignee UID" must be a UID/,
+		],
+		[
+			'a date that is not a date',
+			{
+				resource: 'task',
+				operation: 'create',
+				title: 'x',
+				additionalFields: { due_at: 'tomorrow-ish' },
+			},
+			/Item 0: "Due At" is not a date/,
+		],
+		[
+			'a 5 MB field',
+			{
+				resource: 'task',
+				operation: 'create',
+				title: 'x',
+				customFieldsJson: JSON.stringify({ blob: 'x'.repeat(5 * 1024 * 1024) }),
+			},
+			/Item 0: "fields.blob" is 5.0 MB/,
+		],
+		[
+			'an empty external id',
+			{
+				resource: 'task',
+				operation: 'upsert',
+				identifyBy: 'externalId',
+				externalId: '={{ "" }}',
+				title: 'x',
+			},
+			/Item 0: "External ID" is empty/,
+		],
 	];
 
 	it.each(cases)('%s', async (_, parameters, message) => {
@@ -313,7 +476,11 @@ describe('Bad input gets a NodeOperationError naming the item and the field, wit
 	it('a bad item in the middle of a batch stops the node before anything is sent', async () => {
 		const items = tickets(5);
 		items[3].title = '';
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.title }}' }, { items });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.title }}' },
+			{ items },
+		);
 		expect(run.error!.message).toMatch(/Item 3: "Title" is empty/);
 		expect(sim.requests).toHaveLength(0);
 	});
@@ -321,14 +488,28 @@ describe('Bad input gets a NodeOperationError naming the item and the field, wit
 	it('with Continue On Fail the bad item becomes an error item and the others are written', async () => {
 		const items = tickets(5);
 		items[3].title = '';
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: '={{ $json.title }}' }, { items, continueOnFail: true });
-		expect(run.json.map((json) => (json.error ? 'error' : 'ok'))).toEqual(['ok', 'ok', 'ok', 'error', 'ok']);
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: '={{ $json.title }}' },
+			{ items, continueOnFail: true },
+		);
+		expect(run.json.map((json) => (json.error ? 'error' : 'ok'))).toEqual([
+			'ok',
+			'ok',
+			'ok',
+			'error',
+			'ok',
+		]);
 		expect(sim.tasks.size).toBe(4);
 		expect(sent(sim, 'PUT', '/tasks/batch')).toHaveLength(1);
 	});
 
 	it('a base URL without a scheme is refused before any request', async () => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: 'x' }, { credentials: { baseUrl: sim.url.replace('http://', '') } });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'create', title: 'x' },
+			{ credentials: { baseUrl: sim.url.replace('http://', '') } },
+		);
 		expect(run.error!.message).toMatch(/Base URL .* is not an http\(s\) address/);
 		expect(sim.requests).toHaveLength(0);
 	});

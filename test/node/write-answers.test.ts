@@ -11,26 +11,53 @@ let sim: Simulator;
 useSimulator((started) => (sim = started));
 
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
-const tickets = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
-const upsert = { resource: 'task', operation: 'upsert', identifyBy: 'externalId', externalId: '={{ $json.id }}', title: '={{ $json.title }}' };
-const onQuery = (req: { method: string; path: string }) => req.method === 'POST' && req.path === '/tasks/query';
+const tickets = (n: number) =>
+	Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
+const upsert = {
+	resource: 'task',
+	operation: 'upsert',
+	identifyBy: 'externalId',
+	externalId: '={{ $json.id }}',
+	title: '={{ $json.title }}',
+};
+const onQuery = (req: { method: string; path: string }) =>
+	req.method === 'POST' && req.path === '/tasks/query';
 const emptyPage = { items: [], meta: {} };
 
 describe('Create: a task it made is never reported as taken', () => {
 	it.each([
 		['Assignee Email', { assignee_email: 'ops@example.com' }],
 		['Global Status', { status_global: 'TODO' }],
-	])('Create with %s, which the answer does not echo, creates the task and reports it created', async (_, additionalFields) => {
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: 'Printer on fire', additionalFields });
-		expect(run.error).toBeUndefined();
-		expect(sim.tasks.size).toBe(1);
-		expect(run.json[0].uid).toBe([...sim.tasks.keys()][0]);
-	});
+	])(
+		'Create with %s, which the answer does not echo, creates the task and reports it created',
+		async (_, additionalFields) => {
+			const run = await runBacklog(sim, {
+				resource: 'task',
+				operation: 'create',
+				title: 'Printer on fire',
+				additionalFields,
+			});
+			expect(run.error).toBeUndefined();
+			expect(sim.tasks.size).toBe(1);
+			expect(run.json[0].uid).toBe([...sim.tasks.keys()][0]);
+		},
+	);
 
 	it('Create with Assignee Email repeated in the same execution (Retry On Fail) finds its own task: one task, no error', async () => {
-		const parameters = { resource: 'task', operation: 'create', title: '={{ $json.title }}', additionalFields: { assignee_email: 'ops@example.com' } };
-		const first = await runBacklog(sim, parameters, { items: tickets(3), executionId: 'execution-7' });
-		const again = await runBacklog(sim, parameters, { items: tickets(3), executionId: 'execution-7' });
+		const parameters = {
+			resource: 'task',
+			operation: 'create',
+			title: '={{ $json.title }}',
+			additionalFields: { assignee_email: 'ops@example.com' },
+		};
+		const first = await runBacklog(sim, parameters, {
+			items: tickets(3),
+			executionId: 'execution-7',
+		});
+		const again = await runBacklog(sim, parameters, {
+			items: tickets(3),
+			executionId: 'execution-7',
+		});
 		expect(first.error).toBeUndefined();
 		expect(again.error).toBeUndefined();
 		expect(again.json.map((json) => json.uid)).toEqual(first.json.map((json) => json.uid));
@@ -39,7 +66,12 @@ describe('Create: a task it made is never reported as taken', () => {
 
 	it('Create with a UID another task holds, with other values, is still refused', async () => {
 		const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Someone else' } }));
-		const run = await runBacklog(sim, { resource: 'task', operation: 'create', title: 'Mine', additionalFields: { uid: task.uid, assignee_email: 'ops@example.com' } });
+		const run = await runBacklog(sim, {
+			resource: 'task',
+			operation: 'create',
+			title: 'Mine',
+			additionalFields: { uid: task.uid, assignee_email: 'ops@example.com' },
+		});
 		expect(run.error?.message).toMatch(/already exists/);
 		expect(sim.tasks.get(task.uid)!.fields.title).toBe('Someone else');
 	});
@@ -47,11 +79,21 @@ describe('Create: a task it made is never reported as taken', () => {
 
 describe('A batch answer is read by uid only', () => {
 	it('an answer that leaves out a task fails that item only, and never gives it another task’s uid or fields', async () => {
-		sim.seedTasks(1, () => ({ uid: uidOf('T-1'), fields: { title: 'Old 1', ticket_id: 'T-1', keep: 'one' } }));
-		sim.seedTasks(1, () => ({ uid: uidOf('T-2'), fields: { title: 'Old 2', ticket_id: 'T-2', keep: 'two' } }));
+		sim.seedTasks(1, () => ({
+			uid: uidOf('T-1'),
+			fields: { title: 'Old 1', ticket_id: 'T-1', keep: 'one' },
+		}));
+		sim.seedTasks(1, () => ({
+			uid: uidOf('T-2'),
+			fields: { title: 'Old 2', ticket_id: 'T-2', keep: 'two' },
+		}));
 		// The PATCH batch is answered with T-2 alone, in T-1's position, and nothing is written.
 		const other = { ...sim.tasks.get(uidOf('T-2'))! } as unknown as IDataObject;
-		sim.failNext({ status: 200, body: { items: [other] }, when: (req) => req.method === 'PATCH' && req.path === '/tasks/batch' });
+		sim.failNext({
+			status: 200,
+			body: { items: [other] },
+			when: (req) => req.method === 'PATCH' && req.path === '/tasks/batch',
+		});
 		const run = await runBacklog(sim, upsert, { items: tickets(2), continueOnFail: true });
 		expect(run.json[0].error).toMatch(/did not include task/);
 		expect(run.json[0].uid).toBeUndefined();
@@ -63,19 +105,39 @@ describe('A batch answer is read by uid only', () => {
 
 describe('A bulk read that finds nothing where tasks exist never leads to a replace', () => {
 	it('a server answering {items: []} to uid in [...]: the tasks are found one by one and PATCHed, their other custom fields kept', async () => {
-		sim.seedTasks(3, (i) => ({ uid: uidOf(`T-${i + 1}`), fields: { title: `Old ${i + 1}`, ticket_id: `T-${i + 1}`, keep: `kept ${i + 1}` } }));
-		sim.failNext({ status: 200, body: emptyPage, when: onQuery }, { status: 200, body: emptyPage, when: onQuery });
+		sim.seedTasks(3, (i) => ({
+			uid: uidOf(`T-${i + 1}`),
+			fields: { title: `Old ${i + 1}`, ticket_id: `T-${i + 1}`, keep: `kept ${i + 1}` },
+		}));
+		sim.failNext(
+			{ status: 200, body: emptyPage, when: onQuery },
+			{ status: 200, body: emptyPage, when: onQuery },
+		);
 		const run = await runBacklog(sim, upsert, { items: tickets(3) });
 		expect(run.error).toBeUndefined();
-		for (let i = 1; i <= 3; i++) expect(sim.tasks.get(uidOf(`T-${i}`))!.fields).toEqual({ title: `Ticket ${i}`, ticket_id: `T-${i}`, keep: `kept ${i}` });
+		for (let i = 1; i <= 3; i++)
+			expect(sim.tasks.get(uidOf(`T-${i}`))!.fields).toEqual({
+				title: `Ticket ${i}`,
+				ticket_id: `T-${i}`,
+				keep: `kept ${i}`,
+			});
 		expect(sent(sim, 'PUT')).toHaveLength(0);
 	});
 
 	it('a server that applies only the start of a long uid list: the tasks past it are found and kept', async () => {
-		sim.seedTasks(1, () => ({ uid: uidOf('T-1'), fields: { title: 'Old 1', ticket_id: 'T-1', keep: 'kept 1' } }));
-		sim.seedTasks(1, () => ({ uid: uidOf('T-3'), fields: { title: 'Old 3', ticket_id: 'T-3', keep: 'kept 3' } }));
+		sim.seedTasks(1, () => ({
+			uid: uidOf('T-1'),
+			fields: { title: 'Old 1', ticket_id: 'T-1', keep: 'kept 1' },
+		}));
+		sim.seedTasks(1, () => ({
+			uid: uidOf('T-3'),
+			fields: { title: 'Old 3', ticket_id: 'T-3', keep: 'kept 3' },
+		}));
 		const first = { ...sim.tasks.get(uidOf('T-1'))! } as unknown as IDataObject;
-		sim.failNext({ status: 200, body: { items: [first], meta: {} }, when: onQuery }, { status: 200, body: emptyPage, when: onQuery });
+		sim.failNext(
+			{ status: 200, body: { items: [first], meta: {} }, when: onQuery },
+			{ status: 200, body: emptyPage, when: onQuery },
+		);
 		const run = await runBacklog(sim, upsert, { items: tickets(3) });
 		expect(run.error).toBeUndefined();
 		expect(sim.tasks.get(uidOf('T-1'))!.fields.keep).toBe('kept 1');
@@ -90,16 +152,26 @@ describe('Batch too large only from a 413 or a 422 about the list', () => {
 		const tooLong = 'x'.repeat(5000);
 		const api = await startServer((req, res, text) => {
 			const path = (req.url ?? '').replace(/^\/api\/v1/, '').split('?')[0];
-			if (req.method === 'POST' && path === '/tasks/query') return json(res, 200, { items: [], meta: {} });
+			if (req.method === 'POST' && path === '/tasks/query')
+				return json(res, 200, { items: [], meta: {} });
 			if (req.method === 'GET') return json(res, 404, { message: 'Not found' });
 			const body = JSON.parse(text) as IDataObject;
-			const items = (path === '/tasks/batch' ? body.items : [{ ...body, uid: path.split('/')[2] }]) as IDataObject[];
-			if (items.some((item) => (item.fields as IDataObject).title === tooLong)) return json(res, 422, { message: 'fields.title: value too long' });
+			const items = (
+				path === '/tasks/batch' ? body.items : [{ ...body, uid: path.split('/')[2] }]
+			) as IDataObject[];
+			if (items.some((item) => (item.fields as IDataObject).title === tooLong))
+				return json(res, 422, { message: 'fields.title: value too long' });
 			return json(res, 200, path === '/tasks/batch' ? { items } : items[0]);
 		});
 		try {
-			const items = tickets(300).map((ticket, i) => (i === 200 ? { ...ticket, title: tooLong } : ticket));
-			const run = await runBacklog(sim, upsert, { items, continueOnFail: true, credentials: { baseUrl: `${api.origin}/api/v1` } });
+			const items = tickets(300).map((ticket, i) =>
+				i === 200 ? { ...ticket, title: tooLong } : ticket,
+			);
+			const run = await runBacklog(sim, upsert, {
+				items,
+				continueOnFail: true,
+				credentials: { baseUrl: `${api.origin}/api/v1` },
+			});
 			expect(run.json.filter((json) => json.error)).toHaveLength(1);
 			expect(run.json[200].error).toMatch(/value too long/);
 			const writes = api.received.filter((request) => request.method === 'PUT');
@@ -120,10 +192,24 @@ describe('Batch too large only from a 413 or a 422 about the list', () => {
 });
 
 describe('Sync Backlog writes only what it changes', () => {
-	const sync = { resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.title }}', sourceValue: 'helpdesk' };
+	const sync = {
+		resource: 'task',
+		operation: 'syncBacklog',
+		externalId: '={{ $json.id }}',
+		title: '={{ $json.title }}',
+		sourceValue: 'helpdesk',
+	};
 
 	it('an operator’s edit made after the listing, to a key the sync does not set, is kept', async () => {
-		sim.seedTasks(3, (i) => ({ uid: uidOf(`T-${i + 1}`), fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk', note: 'old' } }));
+		sim.seedTasks(3, (i) => ({
+			uid: uidOf(`T-${i + 1}`),
+			fields: {
+				title: `Ticket ${i + 1}`,
+				ticket_id: `T-${i + 1}`,
+				source: 'helpdesk',
+				note: 'old',
+			},
+		}));
 		// The edit lands as soon as the listing is answered, before anything else of the run reaches the service.
 		let edited = false;
 		sim.failNext({
@@ -136,19 +222,38 @@ describe('Sync Backlog writes only what it changes', () => {
 				return false;
 			},
 		});
-		const items = tickets(3).map((ticket) => (ticket.id === 'T-2' ? { ...ticket, title: 'Ticket 2 (renamed)' } : ticket));
-		const run = await runBacklog(sim, sync, { items: [...items, { id: 'T-4', title: 'Ticket 4' }] });
+		const items = tickets(3).map((ticket) =>
+			ticket.id === 'T-2' ? { ...ticket, title: 'Ticket 2 (renamed)' } : ticket,
+		);
+		const run = await runBacklog(sim, sync, {
+			items: [...items, { id: 'T-4', title: 'Ticket 4' }],
+		});
 		expect(run.error).toBeUndefined();
 		expect(edited).toBe(true);
-		expect(sim.tasks.get(uidOf('T-2'))!.fields).toEqual({ title: 'Ticket 2 (renamed)', ticket_id: 'T-2', source: 'helpdesk', note: 'operator edit' });
+		expect(sim.tasks.get(uidOf('T-2'))!.fields).toEqual({
+			title: 'Ticket 2 (renamed)',
+			ticket_id: 'T-2',
+			source: 'helpdesk',
+			note: 'operator edit',
+		});
 	});
 
 	it('an update sends the custom fields that changed, over the task as read just before its batch', async () => {
-		sim.seedTasks(2, (i) => ({ uid: uidOf(`T-${i + 1}`), fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk', note: 'n' } }));
-		const run = await runBacklog(sim, sync, { items: [{ id: 'T-1', title: 'Renamed' }, { id: 'T-2', title: 'Ticket 2' }] });
+		sim.seedTasks(2, (i) => ({
+			uid: uidOf(`T-${i + 1}`),
+			fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk', note: 'n' },
+		}));
+		const run = await runBacklog(sim, sync, {
+			items: [
+				{ id: 'T-1', title: 'Renamed' },
+				{ id: 'T-2', title: 'Ticket 2' },
+			],
+		});
 		expect(run.json.map((json) => json.action)).toEqual(['update', 'unchanged']);
 		const [patch] = writesSent(sim);
 		expect(patch.path).toBe(`/tasks/${uidOf('T-1')}`);
-		expect(patch.body).toEqual({ fields: { title: 'Renamed', ticket_id: 'T-1', source: 'helpdesk', note: 'n' } });
+		expect(patch.body).toEqual({
+			fields: { title: 'Renamed', ticket_id: 'T-1', source: 'helpdesk', note: 'n' },
+		});
 	});
 });

@@ -38,7 +38,9 @@ async function main() {
 	const job = JSON.parse(process.argv[2]) as ClientJob;
 	// Load the node and n8n-core before saying ready, so that every process starts sending at the same moment.
 	const lines = createInterface({ input: process.stdin });
-	const go = new Promise<void>((resolve) => lines.on('line', (line) => line.trim() === 'go' && resolve()));
+	const go = new Promise<void>((resolve) =>
+		lines.on('line', (line) => line.trim() === 'go' && resolve()),
+	);
 	process.stdout.write('ready\n');
 	await go;
 	lines.close();

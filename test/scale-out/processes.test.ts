@@ -33,22 +33,36 @@ const log = (line: string) => process.stderr.write(`[adaptive-limiter] ${line}\n
 function ensureChildBuilt(): void {
 	const sources = [
 		path.join(projectDir, 'test', 'scale-out', 'client-process.ts'),
-		...fs.readdirSync(path.join(projectDir, 'nodes', 'shared', 'transport')).map((file) => path.join(projectDir, 'nodes', 'shared', 'transport', file)),
+		...fs
+			.readdirSync(path.join(projectDir, 'nodes', 'shared', 'transport'))
+			.map((file) => path.join(projectDir, 'nodes', 'shared', 'transport', file)),
 	];
 	const newest = Math.max(...sources.map((file) => fs.statSync(file).mtimeMs));
 	if (fs.existsSync(CHILD) && fs.statSync(CHILD).mtimeMs >= newest) return;
-	log(`${path.relative(projectDir, CHILD)} is missing or older than its sources: npm run build:tools`);
-	const result = spawnSync('npm', ['run', 'build:tools'], { cwd: projectDir, encoding: 'utf8', timeout: 5 * 60_000 });
+	log(
+		`${path.relative(projectDir, CHILD)} is missing or older than its sources: npm run build:tools`,
+	);
+	const result = spawnSync('npm', ['run', 'build:tools'], {
+		cwd: projectDir,
+		encoding: 'utf8',
+		timeout: 5 * 60_000,
+	});
 	// tsc emits even when another file of the test tree has a type error; what matters is the client being there.
 	if (!fs.existsSync(CHILD) || fs.statSync(CHILD).mtimeMs < newest) {
-		throw new Error(`npm run build:tools did not produce ${CHILD}:\n${result.stdout}\n${result.stderr}`);
+		throw new Error(
+			`npm run build:tools did not produce ${CHILD}:\n${result.stdout}\n${result.stderr}`,
+		);
 	}
 }
 
 /** Starts one process per job; all start sending at once; resolves with what each reported. */
 async function runClients(jobs: ClientJob[], timeoutMs: number): Promise<ClientResult[]> {
 	const children = jobs.map((job) =>
-		spawn(process.execPath, [CHILD, JSON.stringify(job)], { cwd: projectDir, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'test' } }),
+		spawn(process.execPath, [CHILD, JSON.stringify(job)], {
+			cwd: projectDir,
+			stdio: ['pipe', 'pipe', 'pipe'],
+			env: { ...process.env, NODE_ENV: 'test' },
+		}),
 	);
 	const timer = setTimeout(() => children.forEach((child) => child.kill('SIGKILL')), timeoutMs);
 	try {
@@ -59,13 +73,20 @@ async function runClients(jobs: ClientJob[], timeoutMs: number): Promise<ClientR
 			child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
 			const ready = new Promise<void>((resolve, reject) => {
 				child.stdout.on('data', () => stdout.includes('ready\n') && resolve());
-				child.once('exit', (code) => reject(new Error(`client exited (${code}) before it was ready:\n${stderr}`)));
+				child.once('exit', (code) =>
+					reject(new Error(`client exited (${code}) before it was ready:\n${stderr}`)),
+				);
 			});
 			const done = new Promise<ClientResult>((resolve, reject) =>
 				child.once('exit', (code, signal) => {
 					const line = stdout.split('\n').find((text) => text.startsWith('{'));
 					if (line) resolve(JSON.parse(line) as ClientResult);
-					else reject(new Error(`client exited with ${code ?? signal} without a result:\n${stderr.slice(-3000)}`));
+					else
+						reject(
+							new Error(
+								`client exited with ${code ?? signal} without a result:\n${stderr.slice(-3000)}`,
+							),
+						);
 				}),
 			);
 			done.catch(() => undefined);
@@ -87,14 +108,29 @@ let uid: string;
 
 beforeAll(async () => {
 	ensureChildBuilt();
-	sim = await startSimulator({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: WINDOW_MS, seed: 14 });
+	sim = await startSimulator({
+		tokens: [TOKEN],
+		requestsPerWindow: LIMIT,
+		windowMs: WINDOW_MS,
+		seed: 14,
+	});
 }, 5 * 60_000);
 afterAll(async () => await sim?.stop());
 
 /** n processes, `each` requests each, at once (or the first alone for `lateByMs`); the figures of the run. */
-async function run(n: number, each: number, retryAfterOnLimit = false, lateByMs = 0): Promise<{ results: ClientResult[]; figures: RateFigures }> {
+async function run(
+	n: number,
+	each: number,
+	retryAfterOnLimit = false,
+	lateByMs = 0,
+): Promise<{ results: ClientResult[]; figures: RateFigures }> {
 	sim.reset();
-	sim.configure({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: WINDOW_MS, retryAfterOnLimit });
+	sim.configure({
+		tokens: [TOKEN],
+		requestsPerWindow: LIMIT,
+		windowMs: WINDOW_MS,
+		retryAfterOnLimit,
+	});
 	[{ uid }] = sim.seedTasks(1);
 	// Let the window of the seeding (none: seeding sends no request) and of any earlier test pass.
 	await new Promise((resolve) => setTimeout(resolve, WINDOW_MS * 1.1));
@@ -110,7 +146,12 @@ async function run(n: number, each: number, retryAfterOnLimit = false, lateByMs 
 		startDelayMs: i === 0 ? 0 : lateByMs,
 	}));
 	const results = await runClients(jobs, 120_000);
-	const figures = rateFigures(sim.requests, { limit: LIMIT, windowMs: WINDOW_MS, ownerOf, lastAnswerAt: Math.max(...results.map((r) => r.endedAt)) });
+	const figures = rateFigures(sim.requests, {
+		limit: LIMIT,
+		windowMs: WINDOW_MS,
+		ownerOf,
+		lastAnswerAt: Math.max(...results.map((r) => r.endedAt)),
+	});
 	log(
 		`${n} process(es) × ${each} requests${retryAfterOnLimit ? ', Retry-After sent' : ''}${lateByMs ? `, all but the first ${lateByMs} ms late` : ''}: ${figures.requests} requests, ` +
 			`${figures.rejected429} × 429 (${(figures.share429 * 100).toFixed(1)} %), ${(figures.durationMs / 1000).toFixed(1)} s ` +
@@ -136,13 +177,19 @@ describe('adaptive rate limit, one token shared by processes that cannot see eac
 		// 1 = equal, 0.25 = one process gets everything), and over those windows each process got 25% ± 10%.
 		const shared = sharedWindows(figures, results, 4);
 		expect(shared.length).toBeGreaterThanOrEqual(3);
-		const perWindow = shared.map((window) => jainIndex(figures.owners.map((owner) => window.accepted[owner] ?? 0)));
-		log(`Jain's index per shared window from the 4th: ${perWindow.map((x) => x.toFixed(2)).join(' ')}`);
+		const perWindow = shared.map((window) =>
+			jainIndex(figures.owners.map((owner) => window.accepted[owner] ?? 0)),
+		);
+		log(
+			`Jain's index per shared window from the 4th: ${perWindow.map((x) => x.toFixed(2)).join(' ')}`,
+		);
 		// One window can be lopsided (a process's jittered pause lands in it, or on 2 busy cores a process is not
 		// scheduled for a while: CI saw 0.61 once); the others, and the shares over all the windows, cannot.
 		expect(perWindow.filter((index) => index < 0.7).length).toBeLessThanOrEqual(1);
 		expect(perWindow.reduce((a, b) => a + b, 0) / perWindow.length).toBeGreaterThanOrEqual(0.85);
-		const totals = figures.owners.map((owner) => shared.reduce((sum, window) => sum + (window.accepted[owner] ?? 0), 0));
+		const totals = figures.owners.map((owner) =>
+			shared.reduce((sum, window) => sum + (window.accepted[owner] ?? 0), 0),
+		);
 		const all = totals.reduce((a, b) => a + b, 0);
 		for (const total of totals) expect(Math.abs(total / all - 0.25)).toBeLessThanOrEqual(0.1);
 	}, 180_000);

@@ -24,10 +24,21 @@ const TASK = { uid: UID, status: 'TODO', fields: { title: 'From the other origin
 async function getTask(baseUrl: string, credentials: IDataObject = {}, continueOnFail = false) {
 	const result = await runNode({
 		nodeType: new TaskBacklog(),
-		parameters: { resource: 'task', operation: 'get', task: byId(UID), requestOptions: { retryDelayMs: 5, maxAttempts: 2 } },
+		parameters: {
+			resource: 'task',
+			operation: 'get',
+			task: byId(UID),
+			requestOptions: { retryDelayMs: 5, maxAttempts: 2 },
+		},
 		credentials: {
 			type: 'taskBacklogApi',
-			data: { baseUrl, token: TOKEN, requestsPerMinute: 10000, rateLimitWindowSeconds: 60, ...credentials },
+			data: {
+				baseUrl,
+				token: TOKEN,
+				requestsPerMinute: 10000,
+				rateLimitWindowSeconds: 60,
+				...credentials,
+			},
 		},
 		credentialType: new TaskBacklogApi(),
 		continueOnFail,
@@ -46,7 +57,8 @@ afterEach(async () => {
 });
 
 /** A server on another origin (another port) that answers like the API and records what reached it. */
-const otherOrigin = () => serve((req, res) => json(res, 200, req.url?.endsWith('/accounts/me') ? { uid: 'me' } : TASK));
+const otherOrigin = () =>
+	serve((req, res) => json(res, 200, req.url?.endsWith('/accounts/me') ? { uid: 'me' } : TASK));
 
 /** The machine's own non-loopback IPv4 address: a host that is not loopback yet reachable from this test. */
 const publicAddress = Object.values(networkInterfaces())
@@ -78,7 +90,9 @@ describe('redirects: the token never follows one', () => {
 
 	it('a redirect within the same origin is not followed either, and is reported with its Location', async () => {
 		const api = await serve((req, res) =>
-			req.url?.startsWith('/old/') ? json(res, 302, {}, { location: `/api/v1/tasks/${UID}` }) : json(res, 200, TASK),
+			req.url?.startsWith('/old/')
+				? json(res, 302, {}, { location: `/api/v1/tasks/${UID}` })
+				: json(res, 200, TASK),
 		);
 		const run = await getTask(`${api.origin}/old/api/v1`);
 		expect(api.received.map((request) => request.url)).toEqual([`/old/api/v1/tasks/${UID}`]);
@@ -87,9 +101,14 @@ describe('redirects: the token never follows one', () => {
 
 	it('the credential test does not follow a redirect: it fails saying so, and the other origin receives nothing', async () => {
 		const target = await otherOrigin();
-		const api = await serve((_req, res) => json(res, 302, {}, { location: `${target.origin}/api/v1/accounts/me` }));
+		const api = await serve((_req, res) =>
+			json(res, 302, {}, { location: `${target.origin}/api/v1/accounts/me` }),
+		);
 
-		const result = await testCredential(new TaskBacklogApi(), { baseUrl: `${api.origin}/api/v1`, token: TOKEN });
+		const result = await testCredential(new TaskBacklogApi(), {
+			baseUrl: `${api.origin}/api/v1`,
+			token: TOKEN,
+		});
 
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/redirect \(302\)/);
@@ -139,7 +158,10 @@ describe('plain http:// Base URLs', () => {
 		async () => {
 			const api = await serve((_req, res) => json(res, 200, { uid: 'me' }), publicAddress);
 
-			const refused = await testCredential(new TaskBacklogApi(), { baseUrl: `${api.origin}/api/v1`, token: TOKEN });
+			const refused = await testCredential(new TaskBacklogApi(), {
+				baseUrl: `${api.origin}/api/v1`,
+				token: TOKEN,
+			});
 			expect(refused.status).toBe('Error');
 			expect(refused.message).toMatch(/Allow Insecure HTTP/);
 			expect(api.received).toHaveLength(0);
@@ -162,13 +184,24 @@ describe('the token in what the server sends back', () => {
 	const get = () => ({ resource: 'task', operation: 'get', task: byId(UID) });
 
 	it('a token echoed in an error body is redacted from the message, the description and the recorded error', async () => {
-		sim.failNext({ status: 400, body: { detail: `token ${TOKEN} may not read ${UID}`, echoed: { authorization: `Bearer ${TOKEN}` } } });
+		sim.failNext({
+			status: 400,
+			body: {
+				detail: `token ${TOKEN} may not read ${UID}`,
+				echoed: { authorization: `Bearer ${TOKEN}` },
+			},
+		});
 		const run = await runBacklog(sim, get());
 		expect(sent(sim)).toHaveLength(1);
 		expect(run.error).toBeInstanceOf(NodeApiError);
 		expect(run.error!.message).toContain('may not read');
 		expect(run.error!.message).toContain('***');
-		const everything = JSON.stringify([run.error, run.error!.message, (run.error as NodeApiError).description, (run.error as NodeApiError).messages]);
+		const everything = JSON.stringify([
+			run.error,
+			run.error!.message,
+			(run.error as NodeApiError).description,
+			(run.error as NodeApiError).messages,
+		]);
 		expect(everything).not.toContain(TOKEN);
 	});
 
@@ -177,7 +210,11 @@ describe('the token in what the server sends back', () => {
 			{ status: 500, body: { message: `upstream said: Authorization: Bearer ${TOKEN}` } },
 			{ status: 404, body: { message: `no task for ${TOKEN}` } },
 		);
-		const run = await runBacklog(sim, { ...get(), requestOptions: { maxAttempts: 1 } }, { items: [{}, {}], continueOnFail: true });
+		const run = await runBacklog(
+			sim,
+			{ ...get(), requestOptions: { maxAttempts: 1 } },
+			{ items: [{}, {}], continueOnFail: true },
+		);
 		expect(run.json).toHaveLength(2);
 		expect(run.json.map((item) => item.httpCode)).toEqual(['500', '404']);
 		expect(String(run.json[0].error)).toContain('upstream said');
@@ -192,14 +229,19 @@ describe('the token in what the server sends back', () => {
 		const run = await getTask(`${api.origin}/api/v1`);
 		expect((run.error as NodeApiError).httpCode).toBe('403');
 		expect(run.error!.message).toContain('forbidden for Bearer ***');
-		expect(JSON.stringify([run.error, run.error!.message, run.taskData?.error])).not.toContain(TOKEN);
+		expect(JSON.stringify([run.error, run.error!.message, run.taskData?.error])).not.toContain(
+			TOKEN,
+		);
 	});
 });
 
 describe('User-Agent', () => {
 	it("the credential test sends the package's User-Agent, the version package.json holds", async () => {
 		const api = await serve((_req, res) => json(res, 200, { uid: 'me' }));
-		const result = await testCredential(new TaskBacklogApi(), { baseUrl: `${api.origin}/api/v1`, token: TOKEN });
+		const result = await testCredential(new TaskBacklogApi(), {
+			baseUrl: `${api.origin}/api/v1`,
+			token: TOKEN,
+		});
 		expect(result.status).toBe('OK');
 		expect(api.received[0].headers['user-agent']).toBe(USER_AGENT);
 		expect(USER_AGENT).toBe(`n8n-nodes-task-backlog/${PACKAGE_VERSION}`);

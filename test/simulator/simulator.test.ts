@@ -7,7 +7,13 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { request, type Dispatcher } from 'undici';
 
-import { countRequests, startSimulator, type Simulator, type SimulatorOptions, type Task } from '../../tools/simulator/simulator';
+import {
+	countRequests,
+	startSimulator,
+	type Simulator,
+	type SimulatorOptions,
+	type Task,
+} from '../../tools/simulator/simulator';
 
 interface Reply {
 	status: number;
@@ -22,7 +28,12 @@ interface CallOptions {
 	headers?: Record<string, string>;
 }
 
-async function call(sim: Simulator, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
+async function call(
+	sim: Simulator,
+	method: string,
+	path: string,
+	o: CallOptions = {},
+): Promise<Reply> {
 	const headers: Record<string, string> = { 'user-agent': 'simulator-test/1.0', ...o.headers };
 	if (o.token !== null) headers.authorization = `Bearer ${o.token ?? 'test-token'}`;
 	let body: string | undefined = o.raw;
@@ -30,19 +41,36 @@ async function call(sim: Simulator, method: string, path: string, o: CallOptions
 		body = JSON.stringify(o.body);
 		headers['content-type'] = 'application/json';
 	}
-	const res = await request(sim.url + path, { method: method as Dispatcher.HttpMethod, headers, body });
+	const res = await request(sim.url + path, {
+		method: method as Dispatcher.HttpMethod,
+		headers,
+		body,
+	});
 	const text = await res.body.text();
-	return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+	return {
+		status: res.statusCode,
+		headers: res.headers,
+		json: text ? JSON.parse(text) : undefined,
+	};
 }
 
-async function control(sim: Simulator, method: string, name: string, body?: unknown): Promise<Reply> {
+async function control(
+	sim: Simulator,
+	method: string,
+	name: string,
+	body?: unknown,
+): Promise<Reply> {
 	const res = await request(`http://127.0.0.1:${sim.port}/_sim/${name}`, {
 		method: method as Dispatcher.HttpMethod,
 		body: body === undefined ? undefined : JSON.stringify(body),
 		headers: { 'content-type': 'application/json' },
 	});
 	const text = await res.body.text();
-	return { status: res.statusCode, headers: res.headers, json: text ? JSON.parse(text) : undefined };
+	return {
+		status: res.statusCode,
+		headers: res.headers,
+		json: text ? JSON.parse(text) : undefined,
+	};
 }
 
 const UID = (n: number): string => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -81,7 +109,10 @@ describe('authentication and errors', () => {
 	test('unknown route gets 404, wrong method 405, invalid JSON 400', async () => {
 		expect((await call(sim, 'GET', '/nothing')).status).toBe(404);
 		expect((await call(sim, 'DELETE', '/tasks')).status).toBe(405);
-		const bad = await call(sim, 'POST', '/tasks', { raw: '{"fields":', headers: { 'content-type': 'application/json' } });
+		const bad = await call(sim, 'POST', '/tasks', {
+			raw: '{"fields":',
+			headers: { 'content-type': 'application/json' },
+		});
 		expect(bad.status).toBe(400);
 		expect(typeof bad.json.message).toBe('string');
 	});
@@ -95,7 +126,9 @@ describe('authentication and errors', () => {
 
 describe('tasks', () => {
 	test('POST /tasks with only fields creates a task with every R field defaulted', async () => {
-		const r = await call(sim, 'POST', '/tasks', { body: { fields: { title: 'Review KYC', ticket_id: '1042' } } });
+		const r = await call(sim, 'POST', '/tasks', {
+			body: { fields: { title: 'Review KYC', ticket_id: '1042' } },
+		});
 		expect(r.status).toBe(200);
 		const t: Task = r.json;
 		expect(t.uid).toMatch(/^[0-9a-f-]{36}$/);
@@ -114,14 +147,22 @@ describe('tasks', () => {
 			num_children_done: 0,
 		});
 		expect(Date.parse(t.due_at) - Date.parse(t.created_at)).toBe(7 * 24 * 3600 * 1000);
-		for (const k of ['metadata_form_uid', 'external_status', 'resolution_time_business', 'internal_created_at']) expect(t).toHaveProperty(k);
+		for (const k of [
+			'metadata_form_uid',
+			'external_status',
+			'resolution_time_business',
+			'internal_created_at',
+		])
+			expect(t).toHaveProperty(k);
 		expect(sim.tasks.get(t.uid)?.fields.ticket_id).toBe('1042');
 	});
 
 	test('POST /tasks honours a client uid and answers 409 when it exists', async () => {
 		const r = await call(sim, 'POST', '/tasks', { body: { uid: UID(1), fields: { title: 'a' } } });
 		expect(r.json.uid).toBe(UID(1));
-		const again = await call(sim, 'POST', '/tasks', { body: { uid: UID(1), fields: { title: 'b' } } });
+		const again = await call(sim, 'POST', '/tasks', {
+			body: { uid: UID(1), fields: { title: 'b' } },
+		});
 		expect(again.status).toBe(409);
 		expect(again.json.message).toContain(UID(1));
 	});
@@ -129,17 +170,32 @@ describe('tasks', () => {
 	test('create without fields.title is 422 naming body.fields.title', async () => {
 		const r = await call(sim, 'POST', '/tasks', { body: { fields: { url: 'https://x' } } });
 		expect(r.status).toBe(422);
-		expect(r.json.detail[0]).toEqual({ loc: ['body', 'fields', 'title'], msg: 'field required', type: 'value_error.missing' });
+		expect(r.json.detail[0]).toEqual({
+			loc: ['body', 'fields', 'title'],
+			msg: 'field required',
+			type: 'value_error.missing',
+		});
 		expect(sim.tasks.size).toBe(0);
 	});
 
 	test('malformed uids, enums, dates and booleans are 422 with the field in loc', async () => {
 		const r = await call(sim, 'POST', '/tasks', {
-			body: { fields: { title: 'x' }, assignee_uid: 'bob', status: 'OPEN', due_at: 'tomorrow', archived: 'no' },
+			body: {
+				fields: { title: 'x' },
+				assignee_uid: 'bob',
+				status: 'OPEN',
+				due_at: 'tomorrow',
+				archived: 'no',
+			},
 		});
 		expect(r.status).toBe(422);
 		const locs = r.json.detail.map((d: { loc: unknown[] }) => d.loc.join('.'));
-		expect(locs.sort()).toEqual(['body.archived', 'body.assignee_uid', 'body.due_at', 'body.status']);
+		expect(locs.sort()).toEqual([
+			'body.archived',
+			'body.assignee_uid',
+			'body.due_at',
+			'body.status',
+		]);
 		const path = await call(sim, 'GET', '/tasks/not-a-uuid');
 		expect(path.status).toBe(422);
 		expect(path.json.detail[0].loc).toEqual(['path', 'uid']);
@@ -147,16 +203,25 @@ describe('tasks', () => {
 
 	test('internal, metric and counter fields in a body are ignored', async () => {
 		const r = await call(sim, 'POST', '/tasks', {
-			body: { fields: { title: 'x' }, num_children: 9, queue_time: 5, internal_created_at: '2000-01-01T00:00:00Z' },
+			body: {
+				fields: { title: 'x' },
+				num_children: 9,
+				queue_time: 5,
+				internal_created_at: '2000-01-01T00:00:00Z',
+			},
 		});
 		expect(r.json).toMatchObject({ num_children: 0, queue_time: null });
 		expect(r.json.internal_created_at).not.toBe('2000-01-01T00:00:00.000Z');
 	});
 
 	test('PUT with the same uid twice creates one task; the second call is a no-op', async () => {
-		const first = await call(sim, 'PUT', `/tasks/${UID(7)}`, { body: { fields: { title: 'first' } } });
+		const first = await call(sim, 'PUT', `/tasks/${UID(7)}`, {
+			body: { fields: { title: 'first' } },
+		});
 		expect(first.status).toBe(200);
-		const second = await call(sim, 'PUT', `/tasks/${UID(7)}`, { body: { fields: { title: 'second' }, status: 'DONE' } });
+		const second = await call(sim, 'PUT', `/tasks/${UID(7)}`, {
+			body: { fields: { title: 'second' }, status: 'DONE' },
+		});
 		expect(second.status).toBe(200);
 		expect(second.json).toEqual(first.json);
 		expect(sim.tasks.size).toBe(1);
@@ -167,28 +232,44 @@ describe('tasks', () => {
 		await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 't', a: 1, b: 2 } } });
 		const r = await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { fields: { b: null, c: 3 } } });
 		expect(r.json.fields).toEqual({ title: 't', a: 1, c: 3 });
-		expect((await call(sim, 'PATCH', `/tasks/${UID(2)}`, { body: { status: 'DONE' } })).status).toBe(404);
-		expect((await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { fields: { title: '' } } })).status).toBe(422);
+		expect(
+			(await call(sim, 'PATCH', `/tasks/${UID(2)}`, { body: { status: 'DONE' } })).status,
+		).toBe(404);
+		expect(
+			(await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { fields: { title: '' } } })).status,
+		).toBe(422);
 	});
 
 	test('status DONE sets done_at, TODO clears it, STARTED sets started_at; updated_at strictly increases on real changes only', async () => {
-		const created = (await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 't' } } })).json as Task;
-		const started = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'STARTED' } })).json as Task;
+		const created = (
+			await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 't' } } })
+		).json as Task;
+		const started = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'STARTED' } }))
+			.json as Task;
 		expect(started.started_at).not.toBeNull();
-		const done = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'DONE' } })).json as Task;
+		const done = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'DONE' } }))
+			.json as Task;
 		expect(done.done_at).not.toBeNull();
-		const same = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'DONE' } })).json as Task;
+		const same = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'DONE' } }))
+			.json as Task;
 		expect(same.updated_at).toBe(done.updated_at);
-		const reopened = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'TODO' } })).json as Task;
+		const reopened = (await call(sim, 'PATCH', `/tasks/${UID(1)}`, { body: { status: 'TODO' } }))
+			.json as Task;
 		expect(reopened.done_at).toBeNull();
 		const stamps = [created, started, done, reopened].map((t) => Date.parse(t.updated_at));
 		for (let i = 1; i < stamps.length; i++) expect(stamps[i]).toBeGreaterThan(stamps[i - 1]);
 	});
 
 	test('GET /tasks/{uid} expands assignee, parent, children and comments; an unknown expand is 422', async () => {
-		await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'parent' }, assignee_uid: UID(99) } });
-		await call(sim, 'PUT', `/tasks/${UID(2)}`, { body: { fields: { title: 'child' }, parent_uid: UID(1), status: 'DONE' } });
-		await call(sim, 'PUT', `/tasks/${UID(3)}`, { body: { fields: { title: 'child 2' }, parent_uid: UID(1) } });
+		await call(sim, 'PUT', `/tasks/${UID(1)}`, {
+			body: { fields: { title: 'parent' }, assignee_uid: UID(99) },
+		});
+		await call(sim, 'PUT', `/tasks/${UID(2)}`, {
+			body: { fields: { title: 'child' }, parent_uid: UID(1), status: 'DONE' },
+		});
+		await call(sim, 'PUT', `/tasks/${UID(3)}`, {
+			body: { fields: { title: 'child 2' }, parent_uid: UID(1) },
+		});
 		await call(sim, 'POST', `/tasks/${UID(1)}/comments`, { body: { text: 'hello' } });
 		const plain = (await call(sim, 'GET', `/tasks/${UID(1)}`)).json;
 		expect(plain).not.toHaveProperty('assignee');
@@ -220,7 +301,11 @@ describe('listing', () => {
 		let cursor = '';
 		let pages = 0;
 		do {
-			const r = await call(small, 'GET', `/tasks?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+			const r = await call(
+				small,
+				'GET',
+				`/tasks?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+			);
 			expect(r.status).toBe(200);
 			expect(r.json.meta.limit).toBe(10);
 			expect(r.json.meta.total_count).toBe(25);
@@ -253,7 +338,11 @@ describe('listing', () => {
 	});
 
 	test('filters: status, custom field equality, archived hidden by default, updated_at_after with order_by', async () => {
-		sim.seedTasks(6, (i) => ({ fields: { ticket_id: String(i % 3) }, status: i < 2 ? 'DONE' : 'TODO', archived: i === 5 }));
+		sim.seedTasks(6, (i) => ({
+			fields: { ticket_id: String(i % 3) },
+			status: i < 2 ? 'DONE' : 'TODO',
+			archived: i === 5,
+		}));
 		const done = await call(sim, 'GET', '/tasks?status=DONE');
 		expect(done.json.items).toHaveLength(2);
 		const byTicket = await call(sim, 'GET', '/tasks?ticket_id=1');
@@ -261,14 +350,22 @@ describe('listing', () => {
 		expect((await call(sim, 'GET', '/tasks')).json.meta.total_count).toBe(5);
 		expect((await call(sim, 'GET', '/tasks?archived=true')).json.meta.total_count).toBe(1);
 		const mark = [...sim.tasks.values()][3];
-		const changed = await call(sim, 'PATCH', `/tasks/${mark.uid}`, { body: { fields: { note: 'x' } } });
-		const since = await call(sim, 'GET', `/tasks?order_by=updated_at&updated_at_after=${encodeURIComponent(mark.created_at)}`);
+		const changed = await call(sim, 'PATCH', `/tasks/${mark.uid}`, {
+			body: { fields: { note: 'x' } },
+		});
+		const since = await call(
+			sim,
+			'GET',
+			`/tasks?order_by=updated_at&updated_at_after=${encodeURIComponent(mark.created_at)}`,
+		);
 		expect(since.json.items.map((t: Task) => t.uid).pop()).toBe(changed.json.uid);
 		expect((await call(sim, 'GET', '/tasks?order_by=priority')).status).toBe(422);
 	});
 
 	test('search looks at no more than 10×limit tasks of the ordered set', async () => {
-		sim.seedTasks(30, (i) => ({ fields: { title: i === 25 ? 'Needle in the stack' : `Hay ${i}` } }));
+		sim.seedTasks(30, (i) => ({
+			fields: { title: i === 25 ? 'Needle in the stack' : `Hay ${i}` },
+		}));
 		const narrow = await call(sim, 'GET', '/tasks?search=needle&limit=2'); // window of 20: misses position 25
 		expect(narrow.json.items).toHaveLength(0);
 		const wide = await call(sim, 'GET', '/tasks?search=NEEDLE&limit=3'); // window of 30: finds it
@@ -331,7 +428,11 @@ describe('query', () => {
 		expect(neg.json.items.map((t: Task) => t.uid)).toEqual([UID(5), UID(4)]);
 		expect(neg.json.meta.limit).toBe(2);
 		const next = await call(sim, 'POST', `/tasks/query?cursor=${neg.json.meta.next_cursor}`, {
-			body: { condition: { field: 'status', operator: '==', value: 'DONE', negated: true }, sorts: [{ field: 'fields.ticket_id', direction: 'descending' }], limit: 2 },
+			body: {
+				condition: { field: 'status', operator: '==', value: 'DONE', negated: true },
+				sorts: [{ field: 'fields.ticket_id', direction: 'descending' }],
+				limit: 2,
+			},
 		});
 		expect(next.json.items.map((t: Task) => t.uid)).toEqual([UID(2), UID(1)]);
 		expect(next.json.meta.next_cursor).toBe('');
@@ -340,10 +441,14 @@ describe('query', () => {
 	test('an empty condition matches every non-archived task; unknown operator or combinator is 422', async () => {
 		const all = await call(sim, 'POST', '/tasks/query', { body: { condition: {} } });
 		expect(all.json.meta.total_count).toBe(5);
-		const op = await call(sim, 'POST', '/tasks/query', { body: { condition: { field: 'status', operator: 'like', value: 'x' } } });
+		const op = await call(sim, 'POST', '/tasks/query', {
+			body: { condition: { field: 'status', operator: 'like', value: 'x' } },
+		});
 		expect(op.status).toBe(422);
 		expect(op.json.detail[0].loc).toEqual(['body', 'condition', 'operator']);
-		const comb = await call(sim, 'POST', '/tasks/query', { body: { condition: { combinator: 'xor', conditions: [] } } });
+		const comb = await call(sim, 'POST', '/tasks/query', {
+			body: { condition: { combinator: 'xor', conditions: [] } },
+		});
 		expect(comb.status).toBe(422);
 	});
 });
@@ -356,25 +461,44 @@ describe('batch', () => {
 		expect(r.status).toBe(200);
 		expect(r.json.items.map((t: Task) => t.fields.title)).toEqual(['b', 'a']);
 		expect(r.json.items[0].uid).toBe(UID(2));
-		expect(r.json.meta).toEqual({ limit: 2, total_count: 2, self_cursor: '', prev_cursor: '', next_cursor: '' });
+		expect(r.json.meta).toEqual({
+			limit: 2,
+			total_count: 2,
+			self_cursor: '',
+			prev_cursor: '',
+			next_cursor: '',
+		});
 	});
 
 	test('PUT /tasks/batch updates an existing uid (unlike single PUT) and creates new ones', async () => {
 		await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'old', keep: 'no' } } });
 		const r = await call(sim, 'PUT', '/tasks/batch', {
-			body: { items: [{ uid: UID(1), status: 'DONE', fields: { title: 'new' } }, { uid: UID(2), fields: { title: 'fresh' } }] },
+			body: {
+				items: [
+					{ uid: UID(1), status: 'DONE', fields: { title: 'new' } },
+					{ uid: UID(2), fields: { title: 'fresh' } },
+				],
+			},
 		});
 		expect(r.status).toBe(200);
-		expect(r.json.items[0]).toMatchObject({ uid: UID(1), status: 'DONE', fields: { title: 'new' } });
+		expect(r.json.items[0]).toMatchObject({
+			uid: UID(1),
+			status: 'DONE',
+			fields: { title: 'new' },
+		});
 		expect(sim.tasks.get(UID(1))?.fields).toEqual({ title: 'new' });
 		expect(sim.tasks.size).toBe(2);
 	});
 
 	test('PATCH /tasks/batch updates partially; an unknown uid is 422 task not found', async () => {
 		sim.seedTasks(2, (i) => ({ uid: UID(i + 1), fields: { title: `t${i}`, x: 1 } }));
-		const r = await call(sim, 'PATCH', '/tasks/batch', { body: { items: [{ uid: UID(2), fields: { y: 2 } }] } });
+		const r = await call(sim, 'PATCH', '/tasks/batch', {
+			body: { items: [{ uid: UID(2), fields: { y: 2 } }] },
+		});
 		expect(r.json.items[0].fields).toEqual({ title: 't1', x: 1, y: 2 });
-		const missing = await call(sim, 'PATCH', '/tasks/batch', { body: { items: [{ uid: UID(3), status: 'DONE' }, { status: 'DONE' }] } });
+		const missing = await call(sim, 'PATCH', '/tasks/batch', {
+			body: { items: [{ uid: UID(3), status: 'DONE' }, { status: 'DONE' }] },
+		});
 		expect(missing.status).toBe(422);
 		expect(missing.json.detail).toEqual([
 			expect.objectContaining({ loc: ['body', 'items', 0, 'uid'], msg: 'task not found' }),
@@ -383,10 +507,19 @@ describe('batch', () => {
 	});
 
 	test('a batch with one invalid item writes nothing and names the item', async () => {
-		const items = [0, 1, 2, 3].map((i) => ({ uid: UID(i + 1), fields: i === 3 ? { url: 'u' } : { title: `t${i}` } }));
+		const items = [0, 1, 2, 3].map((i) => ({
+			uid: UID(i + 1),
+			fields: i === 3 ? { url: 'u' } : { title: `t${i}` },
+		}));
 		const r = await call(sim, 'PUT', '/tasks/batch', { body: { items } });
 		expect(r.status).toBe(422);
-		expect(r.json.detail).toEqual([{ loc: ['body', 'items', 3, 'fields', 'title'], msg: 'field required', type: 'value_error.missing' }]);
+		expect(r.json.detail).toEqual([
+			{
+				loc: ['body', 'items', 3, 'fields', 'title'],
+				msg: 'field required',
+				type: 'value_error.missing',
+			},
+		]);
 		expect(sim.tasks.size).toBe(0);
 	});
 
@@ -402,32 +535,59 @@ describe('batch', () => {
 describe('comments', () => {
 	test('comments round-trip: create, list, get with expand, patch, idempotent PUT', async () => {
 		await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 't' } } });
-		const created = await call(sim, 'POST', `/tasks/${UID(1)}/comments`, { body: { text: 'first' } });
+		const created = await call(sim, 'POST', `/tasks/${UID(1)}/comments`, {
+			body: { text: 'first' },
+		});
 		expect(created.status).toBe(200);
-		expect(created.json).toMatchObject({ task_uid: UID(1), text: 'first', archived: false, blocks: [] });
+		expect(created.json).toMatchObject({
+			task_uid: UID(1),
+			text: 'first',
+			archived: false,
+			blocks: [],
+		});
 		expect(created.json.author_uid).toMatch(/^[0-9a-f-]{36}$/);
 		await call(sim, 'PUT', `/tasks/${UID(1)}/comments/${UID(50)}`, { body: { text: 'second' } });
-		const noop = await call(sim, 'PUT', `/tasks/${UID(1)}/comments/${UID(50)}`, { body: { text: 'changed' } });
+		const noop = await call(sim, 'PUT', `/tasks/${UID(1)}/comments/${UID(50)}`, {
+			body: { text: 'changed' },
+		});
 		expect(noop.json.text).toBe('second');
 		const list = await call(sim, 'GET', `/tasks/${UID(1)}/comments?limit=1`);
 		expect(list.json.items.map((c: { text: string }) => c.text)).toEqual(['first']);
 		expect(list.json.meta.total_count).toBe(2);
-		const one = await call(sim, 'GET', `/tasks/${UID(1)}/comments/${UID(50)}?expand=task&expand=author`);
+		const one = await call(
+			sim,
+			'GET',
+			`/tasks/${UID(1)}/comments/${UID(50)}?expand=task&expand=author`,
+		);
 		expect(one.json.task.uid).toBe(UID(1));
 		expect(one.json.author.uid).toBe(one.json.author_uid);
-		const patched = await call(sim, 'PATCH', `/tasks/${UID(1)}/comments/${UID(50)}`, { body: { text: 'edited' } });
+		const patched = await call(sim, 'PATCH', `/tasks/${UID(1)}/comments/${UID(50)}`, {
+			body: { text: 'edited' },
+		});
 		expect(patched.json.text).toBe('edited');
 		expect(Date.parse(patched.json.updated_at)).toBeGreaterThan(Date.parse(noop.json.updated_at));
 	});
 
 	test('a comment needs an existing task and a non-empty text (or blocks)', async () => {
-		expect((await call(sim, 'POST', `/tasks/${UID(1)}/comments`, { body: { text: 'x' } })).status).toBe(404);
+		expect(
+			(await call(sim, 'POST', `/tasks/${UID(1)}/comments`, { body: { text: 'x' } })).status,
+		).toBe(404);
 		await call(sim, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 't' } } });
 		const empty = await call(sim, 'POST', `/tasks/${UID(1)}/comments`, { body: { text: '' } });
 		expect(empty.status).toBe(422);
 		expect(empty.json.detail[0].loc).toEqual(['body', 'text']);
 		const blocks = await call(sim, 'POST', `/tasks/${UID(1)}/comments`, {
-			body: { blocks: [{ id: 'b1', type: 'paragraph', props: {}, content: [{ type: 'text', text: 'from blocks' }], children: [] }] },
+			body: {
+				blocks: [
+					{
+						id: 'b1',
+						type: 'paragraph',
+						props: {},
+						content: [{ type: 'text', text: 'from blocks' }],
+						children: [],
+					},
+				],
+			},
 		});
 		expect(blocks.json.text).toBe('from blocks');
 	});
@@ -453,7 +613,9 @@ describe('rate limit and faults', () => {
 			const s = await start({ seed: 42, faults });
 			const out: string[] = [];
 			for (let i = 0; i < 25; i++) {
-				const r = await call(s, 'PUT', `/tasks/${UID(i)}`, { body: { fields: { title: `t${i}` } } });
+				const r = await call(s, 'PUT', `/tasks/${UID(i)}`, {
+					body: { fields: { title: `t${i}` } },
+				});
 				out.push(`${r.status}:${r.headers['retry-after'] ?? ''}`);
 			}
 			expect(s.tasks.size).toBe(out.filter((o) => o.startsWith('200')).length); // faults come before side effects
@@ -477,12 +639,19 @@ describe('rate limit and faults', () => {
 	});
 
 	test('a reset after the effect keeps the work but sends no answer; a retried PUT does not duplicate', async () => {
-		const s = await start({ seed: 7, faults: { resetAfterEffectRate: 1, only: (r) => r.method === 'PUT' } });
-		await expect(call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } })).rejects.toThrow();
+		const s = await start({
+			seed: 7,
+			faults: { resetAfterEffectRate: 1, only: (r) => r.method === 'PUT' },
+		});
+		await expect(
+			call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } }),
+		).rejects.toThrow();
 		expect(s.requests[0]).toMatchObject({ fault: 'reset-after-effect', status: 0 });
 		expect(s.tasks.size).toBe(1);
 		s.configure({ faults: undefined });
-		expect((await call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } })).status).toBe(200);
+		expect(
+			(await call(s, 'PUT', `/tasks/${UID(1)}`, { body: { fields: { title: 'x' } } })).status,
+		).toBe(200);
 		expect(s.tasks.size).toBe(1);
 	});
 });
@@ -512,16 +681,30 @@ describe('webhooks', () => {
 			await s.flushDeliveries();
 			const plain = received.filter((r) => r.headers['x-backlog-event'] === 'task.completed');
 			expect(plain).toHaveLength(2);
-			const bodySigned = received.find((r) => r.headers['x-backlog-signature'] === `sha256=${createHmac('sha256', 's3cret').update(r.raw).digest('hex')}`);
+			const bodySigned = received.find(
+				(r) =>
+					r.headers['x-backlog-signature'] ===
+					`sha256=${createHmac('sha256', 's3cret').update(r.raw).digest('hex')}`,
+			);
 			expect(bodySigned).toBeDefined();
 			const event = JSON.parse(bodySigned!.raw);
-			expect(event).toMatchObject({ type: 'task.completed', data: { task: { uid: UID(1), status: 'DONE' } }, info: {} });
+			expect(event).toMatchObject({
+				type: 'task.completed',
+				data: { task: { uid: UID(1), status: 'DONE' } },
+				info: {},
+			});
 			expect(typeof event.sentAt).toBe('string');
 			const tsSigned = received.filter((r) => {
 				const ts = r.headers['x-backlog-timestamp'];
-				return r.headers['x-backlog-signature'] === `sha256=${createHmac('sha256', 'other').update(`${ts}.${r.raw}`).digest('hex')}`;
+				return (
+					r.headers['x-backlog-signature'] ===
+					`sha256=${createHmac('sha256', 'other').update(`${ts}.${r.raw}`).digest('hex')}`
+				);
 			});
-			expect(tsSigned.map((r) => r.headers['x-backlog-event'])).toEqual(['task.created', 'task.completed']);
+			expect(tsSigned.map((r) => r.headers['x-backlog-event'])).toEqual([
+				'task.created',
+				'task.completed',
+			]);
 			expect(s.deliveries.map((d) => d.status)).toEqual([200, 200, 200]);
 		} finally {
 			receiver.closeAllConnections();
@@ -533,11 +716,16 @@ describe('webhooks', () => {
 describe('control surface and persistence', () => {
 	test('/_sim/ routes seed, configure, report state and reset, without being logged', async () => {
 		expect((await control(sim, 'POST', 'seed', { n: 3 })).json.items).toHaveLength(3);
-		expect((await control(sim, 'POST', 'configure', { requestsPerWindow: 100 })).json.options.requestsPerWindow).toBe(100);
+		expect(
+			(await control(sim, 'POST', 'configure', { requestsPerWindow: 100 })).json.options
+				.requestsPerWindow,
+		).toBe(100);
 		await call(sim, 'GET', '/tasks');
 		const state = await control(sim, 'GET', 'state');
 		expect(state.json.counts).toMatchObject({ tasks: 3, comments: 0, requests: 1 });
-		expect((await control(sim, 'GET', 'requests')).json.requests.map((r: { path: string }) => r.path)).toEqual(['/tasks']);
+		expect(
+			(await control(sim, 'GET', 'requests')).json.requests.map((r: { path: string }) => r.path),
+		).toEqual(['/tasks']);
 		await control(sim, 'POST', 'reset');
 		expect(sim.tasks.size).toBe(0);
 		expect(sim.requests).toHaveLength(0);

@@ -7,7 +7,12 @@
 import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
-import { DECREASE, INCREASE, MIN_SHARE, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
+import {
+	DECREASE,
+	INCREASE,
+	MIN_SHARE,
+	RateLimiter,
+} from '../../nodes/shared/transport/rateLimiter';
 import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 
@@ -124,7 +129,9 @@ describe('the waits after a 429 without Retry-After', () => {
 			expect(waits[3]).toBeGreaterThanOrEqual(60_000 * 1.03);
 			// and stop there: the whole wait of one request is bounded
 			expect(waits[3]).toBeLessThanOrEqual(60_000 * 1.03 * 1.1);
-			expect(waits.reduce((a, b) => a + b)).toBeLessThanOrEqual(2200 + 4400 + 8800 + 60_000 * 1.03 * 1.1);
+			expect(waits.reduce((a, b) => a + b)).toBeLessThanOrEqual(
+				2200 + 4400 + 8800 + 60_000 * 1.03 * 1.1,
+			);
 		}
 	});
 
@@ -155,7 +162,9 @@ describe('over HTTP: a request that meets a window another client has filled', (
 	/** Another client (not this process's limiter) uses up the token's window. */
 	async function fillWindow() {
 		for (let i = 0; i < 60; i++) {
-			const res = await request(`${sim.url}/tasks/${uid}`, { headers: { authorization: `Bearer ${TOKEN}` } });
+			const res = await request(`${sim.url}/tasks/${uid}`, {
+				headers: { authorization: `Bearer ${TOKEN}` },
+			});
 			await res.body.dump();
 		}
 	}
@@ -164,7 +173,16 @@ describe('over HTTP: a request that meets a window another client has filled', (
 		await fillWindow();
 		const filledAt = Date.now();
 		sim.clearRequests();
-		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 5 } }, { credentials });
+		const run = await runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'get',
+				task: byId(uid),
+				requestOptions: { retryDelayMs: 20, maxAttempts: 5 },
+			},
+			{ credentials },
+		);
 		expect(run.error).toBeUndefined();
 		const statuses = sent(sim).map((entry) => entry.status);
 		expect(statuses[statuses.length - 1]).toBe(200);
@@ -175,7 +193,16 @@ describe('over HTTP: a request that meets a window another client has filled', (
 	it('with Max Attempts 2, its one retry waits the window out', async () => {
 		await fillWindow();
 		sim.clearRequests();
-		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 2 } }, { credentials });
+		const run = await runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'get',
+				task: byId(uid),
+				requestOptions: { retryDelayMs: 20, maxAttempts: 2 },
+			},
+			{ credentials },
+		);
 		expect(run.error).toBeUndefined();
 		expect(sent(sim).map((entry) => entry.status)).toEqual([429, 200]);
 	}, 20_000);
@@ -183,11 +210,22 @@ describe('over HTTP: a request that meets a window another client has filled', (
 	it('a token that stays rate limited ends the run in bounded time, with the error saying what to do', async () => {
 		sim.failNext(...Array.from({ length: 5 }, () => ({ status: 429 })));
 		const started = Date.now();
-		const run = await runBacklog(sim, { resource: 'task', operation: 'get', task: byId(uid), requestOptions: { retryDelayMs: 20, maxAttempts: 5 } }, { credentials });
+		const run = await runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'get',
+				task: byId(uid),
+				requestOptions: { retryDelayMs: 20, maxAttempts: 5 },
+			},
+			{ credentials },
+		);
 		const elapsed = Date.now() - started;
 		expect(sent(sim)).toHaveLength(5);
 		expect((run.error as NodeApiError).httpCode).toBe('429');
-		expect((run.error as NodeApiError).description).toMatch(/Still rate limited after 5 attempts.*Lower Requests per Minute/);
+		expect((run.error as NodeApiError).description).toMatch(
+			/Still rate limited after 5 attempts.*Lower Requests per Minute/,
+		);
 		// the waits reached a window (the last one) and stopped: at most 4 windows with their margin and jitter
 		expect(elapsed).toBeGreaterThanOrEqual(WINDOW_MS);
 		expect(elapsed).toBeLessThanOrEqual(4 * WINDOW_MS * 1.03 * 1.1 + 2000);

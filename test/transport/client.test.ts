@@ -41,7 +41,9 @@ describe('retries (spec section 7)', () => {
 	});
 
 	it('gives up after Max Attempts with the last status and the server message', async () => {
-		sim.failNext(...Array.from({ length: 3 }, () => ({ status: 500, body: { detail: 'database is away' } })));
+		sim.failNext(
+			...Array.from({ length: 3 }, () => ({ status: 500, body: { detail: 'database is away' } })),
+		);
 		const run = await runBacklog(sim, { ...getTask(), requestOptions: { maxAttempts: 3 } });
 		expect(sent(sim)).toHaveLength(3);
 		expect(run.error).toBeInstanceOf(NodeApiError);
@@ -59,7 +61,11 @@ describe('retries (spec section 7)', () => {
 
 	it('after a 401 nothing more is sent in that execution', async () => {
 		const items = [{}, {}, {}];
-		const run = await runBacklog(sim, getTask(), { items, continueOnFail: true, credentials: { token: 'revoked-token-123' } });
+		const run = await runBacklog(sim, getTask(), {
+			items,
+			continueOnFail: true,
+			credentials: { token: 'revoked-token-123' },
+		});
 		expect(sent(sim)).toHaveLength(1);
 		expect(run.json.map((json) => json.httpCode)).toEqual(['401', '401', '401']);
 	});
@@ -80,7 +86,10 @@ describe('retries (spec section 7)', () => {
 	});
 
 	it('a 404 is not retried and says what was not found', async () => {
-		const run = await runBacklog(sim, { ...getTask(), task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a') });
+		const run = await runBacklog(sim, {
+			...getTask(),
+			task: byId('3c90c3cc-0d44-4b50-8888-8dd25736052a'),
+		});
 		expect(sent(sim)).toHaveLength(1);
 		expect((run.error as NodeApiError).httpCode).toBe('404');
 		expect((run.error as NodeApiError).description).toMatch(/Check the uid/);
@@ -142,7 +151,11 @@ describe('rate limiter', () => {
 describe('every request', () => {
 	it('carries the bearer token, a User-Agent naming the package, and the optional service headers', async () => {
 		await runBacklog(sim, getTask(), {
-			credentials: { account: 'acme', versioning: '2024-01', actingUserUid: '3c90c3cc-0d44-4b50-8888-8dd25736052a' },
+			credentials: {
+				account: 'acme',
+				versioning: '2024-01',
+				actingUserUid: '3c90c3cc-0d44-4b50-8888-8dd25736052a',
+			},
 		});
 		const [request] = sent(sim);
 		expect(request.headers).toMatchObject({
@@ -165,7 +178,14 @@ describe('every request', () => {
 		const bad = await runBacklog(sim, getTask(), { credentials: { token: 'wrong-token-abc' } });
 		sim.failNext({ status: 500 }, { status: 500 });
 		const failed = await runBacklog(sim, { ...getTask(), requestOptions: { maxAttempts: 2 } });
-		const text = JSON.stringify([ok.json, bad.error, failed.error, bad.error?.message, failed.error?.message, (bad.error as NodeApiError)?.description]);
+		const text = JSON.stringify([
+			ok.json,
+			bad.error,
+			failed.error,
+			bad.error?.message,
+			failed.error?.message,
+			(bad.error as NodeApiError)?.description,
+		]);
 		expect(text).not.toContain(TOKEN);
 		expect(text).not.toContain('wrong-token-abc');
 	});
@@ -179,7 +199,10 @@ describe('credential test (GET /accounts/me)', () => {
 	});
 
 	it('fails with an invalid token and tells the user to check it', async () => {
-		const result = await testCredential(new TaskBacklogApi(), { baseUrl: `${sim.url}/`, token: 'nope-token' });
+		const result = await testCredential(new TaskBacklogApi(), {
+			baseUrl: `${sim.url}/`,
+			token: 'nope-token',
+		});
 		expect(result.status).toBe('Error');
 		expect(result.message).toMatch(/Check the token/);
 	});

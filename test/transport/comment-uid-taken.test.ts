@@ -18,14 +18,24 @@ beforeEach(() => {
 describe('Comment Create with a UID another comment already has', () => {
 	const COMMENT_UID = '7d4e3b2a-1c0f-4e9d-8b7a-6f5e4d3c2b1a';
 	const createComment = (task: string, text: string) =>
-		runBacklog(sim, { resource: 'comment', operation: 'create', task: byId(task), text, additionalFields: { uid: COMMENT_UID } });
+		runBacklog(sim, {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task),
+			text,
+			additionalFields: { uid: COMMENT_UID },
+		});
 
 	it('a UID whose comment has other text is an error saying so, and that comment keeps its text', async () => {
 		expect((await createComment(uid, 'First text')).error).toBeUndefined();
 		const run = await createComment(uid, 'Second text');
 		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toContain(`a comment with the UID ${COMMENT_UID} already exists with other text`);
-		expect((run.error as NodeOperationError).description).toMatch(/UID empty .* or use Comment › Update/);
+		expect(run.error!.message).toContain(
+			`a comment with the UID ${COMMENT_UID} already exists with other text`,
+		);
+		expect((run.error as NodeOperationError).description).toMatch(
+			/UID empty .* or use Comment › Update/,
+		);
 		expect(run.json).toEqual([]);
 		expect(sim.comments.get(COMMENT_UID)!.text).toBe('First text');
 	});

@@ -29,7 +29,12 @@ afterEach(async () => {
 	await Promise.all(servers.splice(0).map((server) => server.stop()));
 });
 
-const getTask = (requestOptions: IDataObject = {}) => ({ resource: 'task', operation: 'get', task: byId(uid), requestOptions });
+const getTask = (requestOptions: IDataObject = {}) => ({
+	resource: 'task',
+	operation: 'get',
+	task: byId(uid),
+	requestOptions,
+});
 
 /** Milliseconds between consecutive requests the simulator logged. */
 const gaps = () => {
@@ -38,34 +43,45 @@ const gaps = () => {
 };
 
 describe('limiter and retry settings are checked when the node runs', () => {
-	it.each([0, -5, 'sixty'])('Requests per Minute %p is an error naming the field, before any request', async (value) => {
-		const run = await runBacklog(sim, getTask(), { credentials: { requestsPerMinute: value } });
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toContain('Requests per Minute');
-		expect(run.error!.message).toContain(JSON.stringify(value));
-		expect(sent(sim)).toHaveLength(0);
-	});
+	it.each([0, -5, 'sixty'])(
+		'Requests per Minute %p is an error naming the field, before any request',
+		async (value) => {
+			const run = await runBacklog(sim, getTask(), { credentials: { requestsPerMinute: value } });
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toContain('Requests per Minute');
+			expect(run.error!.message).toContain(JSON.stringify(value));
+			expect(sent(sim)).toHaveLength(0);
+		},
+	);
 
-	it.each([0, -1])('Rate Limit Window %p is an error naming the field, before any request', async (value) => {
-		const run = await runBacklog(sim, getTask(), { credentials: { rateLimitWindowSeconds: value } });
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toContain('Rate Limit Window');
-		expect(sent(sim)).toHaveLength(0);
-	});
+	it.each([0, -1])(
+		'Rate Limit Window %p is an error naming the field, before any request',
+		async (value) => {
+			const run = await runBacklog(sim, getTask(), {
+				credentials: { rateLimitWindowSeconds: value },
+			});
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toContain('Rate Limit Window');
+			expect(sent(sim)).toHaveLength(0);
+		},
+	);
 
 	it.each([
 		['={{ "five" }}', '"five"'],
 		['={{ 0 }}', '0'],
 		['={{ -2 }}', '-2'],
 		['={{ 2.5 }}', '2.5'],
-	])('Max Attempts from the expression %s is an error naming the option and the item, before any request', async (expression, shown) => {
-		const run = await runBacklog(sim, getTask({ maxAttempts: expression }));
-		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toContain('Max Attempts');
-		expect(run.error!.message).toContain(shown);
-		expect(run.error!.message).toMatch(/^Item 0/);
-		expect(sent(sim)).toHaveLength(0);
-	});
+	])(
+		'Max Attempts from the expression %s is an error naming the option and the item, before any request',
+		async (expression, shown) => {
+			const run = await runBacklog(sim, getTask({ maxAttempts: expression }));
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toContain('Max Attempts');
+			expect(run.error!.message).toContain(shown);
+			expect(run.error!.message).toMatch(/^Item 0/);
+			expect(sent(sim)).toHaveLength(0);
+		},
+	);
 
 	it('Retry Delay below 0 is an error naming the option', async () => {
 		const run = await runBacklog(sim, getTask({ retryDelayMs: '={{ -100 }}' }));
@@ -110,7 +126,9 @@ describe('a Retry-After that asks for no wait keeps the exponential backoff', ()
 			if (times.length === 1) json(res, 503, { message: 'busy' }, { 'retry-after': '' });
 			else json(res, 200, { uid, status: 'TODO', fields: {} });
 		});
-		const run = await runBacklog(sim, getTask({ retryDelayMs }), { credentials: { baseUrl: `${api.origin}/api/v1` } });
+		const run = await runBacklog(sim, getTask({ retryDelayMs }), {
+			credentials: { baseUrl: `${api.origin}/api/v1` },
+		});
 		expect(run.error).toBeUndefined();
 		expect(times).toHaveLength(2);
 		expect(times[1] - times[0]).toBeGreaterThanOrEqual(retryDelayMs * 0.9 - 5);
@@ -142,7 +160,9 @@ describe('504 and name-resolution errors', () => {
 		expect(Date.now() - started).toBeLessThan(1500);
 		expect(run.error).toBeInstanceOf(NodeApiError);
 		expect(run.error!.message).toContain('the host name "no-such-host.invalid" was not found');
-		expect((run.error as NodeApiError).description).toMatch(/^Check the Base URL .* \(ENOTFOUND\), so the request was not retried/);
+		expect((run.error as NodeApiError).description).toMatch(
+			/^Check the Base URL .* \(ENOTFOUND\), so the request was not retried/,
+		);
 	});
 });
 
@@ -151,22 +171,41 @@ describe('504 and name-resolution errors', () => {
  * does (EHOSTUNREACH, or n8n 1.x's sentence for it), then sends the retry to the simulator over HTTP.
  */
 describe('no route to the host (EHOSTUNREACH) is retried as a network error, like ECONNREFUSED', () => {
-	const node: INode = { id: 'n', name: 'Task Backlog', type: 'taskBacklog', typeVersion: 1, position: [0, 0], parameters: {} };
+	const node: INode = {
+		id: 'n',
+		name: 'Task Backlog',
+		type: 'taskBacklog',
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: {},
+	};
 
 	function contextFailingFirst(failure: Error) {
 		let calls = 0;
 		const ctx = {
 			getNode: () => node,
-			getCredentials: async () => ({ baseUrl: sim.url, token: TOKEN, requestsPerMinute: 10000, rateLimitWindowSeconds: 60 }),
+			getCredentials: async () => ({
+				baseUrl: sim.url,
+				token: TOKEN,
+				requestsPerMinute: 10000,
+				rateLimitWindowSeconds: 60,
+			}),
 			helpers: {
 				httpRequestWithAuthentication: async (_type: string, options: IHttpRequestOptions) => {
 					calls++;
 					if (calls === 1) throw failure;
 					const response = await fetch(String(options.url), {
 						method: options.method,
-						headers: { ...(options.headers as Record<string, string>), authorization: `Bearer ${TOKEN}` },
+						headers: {
+							...(options.headers as Record<string, string>),
+							authorization: `Bearer ${TOKEN}`,
+						},
 					});
-					return { statusCode: response.status, headers: Object.fromEntries(response.headers), body: await response.json() };
+					return {
+						statusCode: response.status,
+						headers: Object.fromEntries(response.headers),
+						body: await response.json(),
+					};
 				},
 			},
 		};
@@ -174,7 +213,10 @@ describe('no route to the host (EHOSTUNREACH) is retried as a network error, lik
 	}
 
 	it.each([
-		['the code', Object.assign(new Error('connect EHOSTUNREACH 10.9.9.9:443'), { code: 'EHOSTUNREACH' })],
+		[
+			'the code',
+			Object.assign(new Error('connect EHOSTUNREACH 10.9.9.9:443'), { code: 'EHOSTUNREACH' }),
+		],
 		["n8n 1.x's sentence", new Error('The host is unreachable, perhaps the server is offline')],
 	])('EHOSTUNREACH recognised by %s: the read is retried and succeeds', async (_how, failure) => {
 		const { ctx, calls } = contextFailingFirst(failure);
@@ -198,21 +240,38 @@ describe('the token echoed URL-encoded', () => {
 
 	it('a token echoed URL-encoded in an error body is redacted in every form', async () => {
 		const api = await serve((_req, res) =>
-			json(res, 400, { message: `bad credentials: ${forms.slice(1).join(' | ')}`, echoed: { query: `access_token=${forms[1]}` } }),
+			json(res, 400, {
+				message: `bad credentials: ${forms.slice(1).join(' | ')}`,
+				echoed: { query: `access_token=${forms[1]}` },
+			}),
 		);
-		const run = await runBacklog(sim, getTask(), { credentials: { baseUrl: `${api.origin}/api/v1`, token } });
+		const run = await runBacklog(sim, getTask(), {
+			credentials: { baseUrl: `${api.origin}/api/v1`, token },
+		});
 		expect(api.received[0].headers.authorization).toBe(`Bearer ${token}`);
 		expect((run.error as NodeApiError).httpCode).toBe('400');
 		expect(run.error!.message).toContain('bad credentials: *** | ***');
-		const everything = JSON.stringify([run.error, run.error!.message, (run.error as NodeApiError).description]);
+		const everything = JSON.stringify([
+			run.error,
+			run.error!.message,
+			(run.error as NodeApiError).description,
+		]);
 		for (const form of forms) expect(everything).not.toContain(form);
 	});
 
 	it('a token echoed URL-encoded in a redirect Location is redacted', async () => {
-		const api = await serve((_req, res) => json(res, 302, {}, { location: `https://login.example.com/?token=${forms[1]}` }));
-		const run = await runBacklog(sim, getTask(), { credentials: { baseUrl: `${api.origin}/api/v1`, token } });
+		const api = await serve((_req, res) =>
+			json(res, 302, {}, { location: `https://login.example.com/?token=${forms[1]}` }),
+		);
+		const run = await runBacklog(sim, getTask(), {
+			credentials: { baseUrl: `${api.origin}/api/v1`, token },
+		});
 		expect(run.error!.message).toContain('https://login.example.com/?token=***');
-		const everything = JSON.stringify([run.error, run.error!.message, (run.error as NodeApiError).description]);
+		const everything = JSON.stringify([
+			run.error,
+			run.error!.message,
+			(run.error as NodeApiError).description,
+		]);
 		for (const form of forms) expect(everything).not.toContain(form);
 	});
 });

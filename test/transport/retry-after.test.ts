@@ -51,10 +51,14 @@ describe('Retry-After beyond the longest retry wait', () => {
 
 	it('a Retry-After given as an HTTP date an hour away fails at once, naming that time', async () => {
 		const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3600_000);
-		const api = await startServer((_req, res) => json(res, 429, { message: 'slow down' }, { 'retry-after': at.toUTCString() }));
+		const api = await startServer((_req, res) =>
+			json(res, 429, { message: 'slow down' }, { 'retry-after': at.toUTCString() }),
+		);
 		try {
 			const started = Date.now();
-			const run = await runBacklog(sim, getTask(), { credentials: { baseUrl: `${api.origin}/api/v1` } });
+			const run = await runBacklog(sim, getTask(), {
+				credentials: { baseUrl: `${api.origin}/api/v1` },
+			});
 			expect(Date.now() - started).toBeLessThan(5000);
 			expect(api.received).toHaveLength(1);
 			expect(Math.abs(namedTime(run.error!.message) - at.getTime())).toBeLessThan(2000);

@@ -1,27 +1,44 @@
 import { v5 as uuidOracle, validate, version } from 'uuid';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, isUuid, randomUid, uuidV5 } from '../../nodes/shared/tasks/identity';
+import {
+	DEFAULT_EXTERNAL_ID_NAMESPACE,
+	isUuid,
+	randomUid,
+	uuidV5,
+} from '../../nodes/shared/tasks/identity';
 import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {
 	const names = ['1042', 'ticket-1', '', 'é-unicode-ü', 'x'.repeat(40), 'JIRA-77 / helpdesk'];
 
 	it.each(names)('matches the uuid package for name %j in the package namespace', (name) => {
-		expect(uuidV5(name, DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(uuidOracle(name, DEFAULT_EXTERNAL_ID_NAMESPACE));
+		expect(uuidV5(name, DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(
+			uuidOracle(name, DEFAULT_EXTERNAL_ID_NAMESPACE),
+		);
 	});
 
 	it('matches the uuid package in the RFC namespaces', () => {
-		expect(uuidV5('www.example.com', uuidOracle.DNS)).toBe(uuidOracle('www.example.com', uuidOracle.DNS));
-		expect(uuidV5('https://example.com', uuidOracle.URL)).toBe(uuidOracle('https://example.com', uuidOracle.URL));
+		expect(uuidV5('www.example.com', uuidOracle.DNS)).toBe(
+			uuidOracle('www.example.com', uuidOracle.DNS),
+		);
+		expect(uuidV5('https://example.com', uuidOracle.URL)).toBe(
+			uuidOracle('https://example.com', uuidOracle.URL),
+		);
 	});
 
 	it('the same external id always gives the same uid, and another id another uid', () => {
-		expect(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE));
-		expect(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE)).not.toBe(uuidV5('1043', DEFAULT_EXTERNAL_ID_NAMESPACE));
+		expect(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(
+			uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE),
+		);
+		expect(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE)).not.toBe(
+			uuidV5('1043', DEFAULT_EXTERNAL_ID_NAMESPACE),
+		);
 	});
 
 	it('the package namespace is the v5 of the package name in the URL namespace', () => {
-		expect(DEFAULT_EXTERNAL_ID_NAMESPACE).toBe(uuidOracle('n8n-nodes-task-backlog', uuidOracle.URL));
+		expect(DEFAULT_EXTERNAL_ID_NAMESPACE).toBe(
+			uuidOracle('n8n-nodes-task-backlog', uuidOracle.URL),
+		);
 	});
 
 	it('refuses a namespace that is not a UUID', () => {

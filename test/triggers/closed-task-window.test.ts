@@ -34,13 +34,16 @@ describe.each(['lenient', 'strict'] as const)('on the %s profile', (profile) => 
 			headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
-		if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+		if (response.status !== 200)
+			throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 		return (await response.json()) as Task;
 	}
 	const create = (title: string) => api('POST', '/tasks', { fields: { title } });
 	const patch = (uid: string, body: IDataObject) => api('PATCH', `/tasks/${uid}`, body);
-	const uids = (output: INodeExecutionData[][] | null) => (output?.[0] ?? []).map((item) => (item.json as unknown as Task).uid);
-	const position = (p: Poller) => Date.parse(((p.staticData().state as IDataObject).position as string) ?? '');
+	const uids = (output: INodeExecutionData[][] | null) =>
+		(output?.[0] ?? []).map((item) => (item.json as unknown as Task).uid);
+	const position = (p: Poller) =>
+		Date.parse(((p.staticData().state as IDataObject).position as string) ?? '');
 
 	it('Closed Task emits a task closed with a back-dated done_at, once', async () => {
 		const p = poller({ event: 'closedTask' });
@@ -92,8 +95,17 @@ describe.each(['lenient', 'strict'] as const)('on the %s profile', (profile) => 
 describe('Closed Task state saved by an earlier version', () => {
 	it('a state whose seen map holds done_at values does not emit those closings again', () => {
 		const now = Date.parse('2025-03-01T12:00:00Z');
-		const task = { uid: 'a', status: 'DONE', done_at: '2025-03-01T11:59:00Z', updated_at: '2025-03-01T11:59:30Z' };
-		const saved: PollState = { event: 'closedTask', position: '2025-03-01T11:59:30Z', seen: { a: '2025-03-01T11:59:00Z' } };
+		const task = {
+			uid: 'a',
+			status: 'DONE',
+			done_at: '2025-03-01T11:59:00Z',
+			updated_at: '2025-03-01T11:59:30Z',
+		};
+		const saved: PollState = {
+			event: 'closedTask',
+			position: '2025-03-01T11:59:30Z',
+			seen: { a: '2025-03-01T11:59:00Z' },
+		};
 		const { emit, next } = selectChanges(saved, [task], () => true, 60_000, now);
 		expect(emit).toEqual([]);
 		expect(next.closed).toEqual({ a: '2025-03-01T11:59:00Z' });

@@ -67,16 +67,22 @@ class Types implements INodeTypes {
 	}
 }
 
-function credentialsHelper(data: ICredentialDataDecryptedObject | undefined, webhookData?: ICredentialDataDecryptedObject) {
+function credentialsHelper(
+	data: ICredentialDataDecryptedObject | undefined,
+	webhookData?: ICredentialDataDecryptedObject,
+) {
 	const type: ICredentialType = new TaskBacklogApi();
 	const webhookType: ICredentialType = new TaskBacklogWebhookApi();
 	const types = new Map([type, webhookType].map((known) => [known.name, known]));
 	// The shared helper's registry class is not exported; this object has the two methods it calls.
 	const registry = { get: (name: string) => types.get(name), parentTypes: () => [] };
-	return new TestCredentialsHelper(registry as unknown as ConstructorParameters<typeof TestCredentialsHelper>[0], {
-		...(data && { [type.name]: data }),
-		...(webhookData && { [webhookType.name]: webhookData }),
-	});
+	return new TestCredentialsHelper(
+		registry as unknown as ConstructorParameters<typeof TestCredentialsHelper>[0],
+		{
+			...(data && { [type.name]: data }),
+			...(webhookData && { [webhookType.name]: webhookData }),
+		},
+	);
 }
 
 function build(setup: TriggerSetup) {
@@ -96,7 +102,9 @@ function build(setup: TriggerSetup) {
 		...((setup.credentials || setup.webhookCredentials) && {
 			credentials: {
 				...(setup.credentials && { taskBacklogApi: { id: 'cred-1', name: 'Task Backlog' } }),
-				...(setup.webhookCredentials && { taskBacklogWebhookApi: { id: 'cred-2', name: 'Task Backlog Webhook' } }),
+				...(setup.webhookCredentials && {
+					taskBacklogWebhookApi: { id: 'cred-2', name: 'Task Backlog Webhook' },
+				}),
 			},
 		}),
 	};
@@ -140,7 +148,10 @@ export interface Poller {
 /** A poll trigger kept "active": its static data lives on between polls, as on an active workflow. */
 export function activePoller(
 	setup: TriggerSetup,
-	options: { mode?: WorkflowExecuteMode; /** n8n 2.x's poll budget; its own default is 5 minutes. */ budgetMs?: number } = {},
+	options: {
+		mode?: WorkflowExecuteMode;
+		/** n8n 2.x's poll budget; its own default is 5 minutes. */ budgetMs?: number;
+	} = {},
 ): Poller {
 	const { workflow, node, additionalData } = build(setup);
 	const mode = options.mode ?? 'trigger';
@@ -195,7 +206,10 @@ export interface WebhookReceiver {
 
 /** Express's two response helpers the node uses on a rejected request; n8n hands nodes an express Response. */
 function expressLike(res: ServerResponse) {
-	const response = res as ServerResponse & { status(code: number): typeof response; json(body: unknown): typeof response };
+	const response = res as ServerResponse & {
+		status(code: number): typeof response;
+		json(body: unknown): typeof response;
+	};
 	response.status = (code: number) => {
 		res.statusCode = code;
 		return response;
@@ -215,7 +229,10 @@ async function readRaw(req: IncomingMessage): Promise<Buffer> {
 }
 
 /** Serves the webhook trigger on a local port the way n8n's webhook route does. */
-export async function startWebhookReceiver(setup: TriggerSetup, mode: WorkflowExecuteMode = 'webhook'): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+	setup: TriggerSetup,
+	mode: WorkflowExecuteMode = 'webhook',
+): Promise<WebhookReceiver> {
 	const { workflow, node, additionalData } = build(setup);
 	const description = setup.nodeType.description.webhooks![0];
 	const calls: WebhookCall[] = [];
@@ -223,11 +240,21 @@ export async function startWebhookReceiver(setup: TriggerSetup, mode: WorkflowEx
 	const server = createServer((req, res) => {
 		void (async () => {
 			const raw = await readRaw(req);
-			const request = req as IncomingMessage & { rawBody: Buffer; body: unknown; params: IDataObject; query: IDataObject };
+			const request = req as IncomingMessage & {
+				rawBody: Buffer;
+				body: unknown;
+				params: IDataObject;
+				query: IDataObject;
+			};
 			// n8n's body parser: keep the bytes, parse JSON bodies (content type without parameters).
 			request.rawBody = raw;
-			const contentType = String(req.headers['content-type'] ?? '').split(';')[0].trim();
-			request.body = contentType === 'application/json' && raw.length > 0 ? JSON.parse(raw.toString('utf8')) : {};
+			const contentType = String(req.headers['content-type'] ?? '')
+				.split(';')[0]
+				.trim();
+			request.body =
+				contentType === 'application/json' && raw.length > 0
+					? JSON.parse(raw.toString('utf8'))
+					: {};
 			request.params = {};
 			request.query = {};
 			const response = expressLike(res);
@@ -242,7 +269,11 @@ export async function startWebhookReceiver(setup: TriggerSetup, mode: WorkflowEx
 			const context = new WebhookContext(
 				workflow,
 				node,
-				{ ...additionalData, httpRequest: request, httpResponse: response } as unknown as IWorkflowExecuteAdditionalData,
+				{
+					...additionalData,
+					httpRequest: request,
+					httpResponse: response,
+				} as unknown as IWorkflowExecuteAdditionalData,
 				mode,
 				webhookData,
 				[],
@@ -264,7 +295,9 @@ export async function startWebhookReceiver(setup: TriggerSetup, mode: WorkflowEx
 				return;
 			}
 			// responseMode onReceived: the node's webhookResponse, else n8n's placeholder; 200 either way.
-			const body = result.webhookResponse ?? { message: result.workflowData ? 'Workflow was started' : 'Webhook call received' };
+			const body = result.webhookResponse ?? {
+				message: result.workflowData ? 'Workflow was started' : 'Webhook call received',
+			};
 			calls.push({ status: 200, body, workflowData: result.workflowData });
 			response.status(200).json(body);
 		})();
@@ -274,7 +307,8 @@ export async function startWebhookReceiver(setup: TriggerSetup, mode: WorkflowEx
 	return {
 		url: `http://127.0.0.1:${port}/webhook/trigger-workflow/${String(description.path)}`,
 		calls,
-		executions: () => calls.filter((call) => call.workflowData).map((call) => call.workflowData![0]),
+		executions: () =>
+			calls.filter((call) => call.workflowData).map((call) => call.workflowData![0]),
 		stop: async () => {
 			server.closeAllConnections();
 			await new Promise<void>((resolve) => server.close(() => resolve()));

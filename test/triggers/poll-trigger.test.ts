@@ -5,7 +5,12 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
-import { startSimulator, type Simulator, type SimulatorOptions, type Task } from '../../tools/simulator/simulator';
+import {
+	startSimulator,
+	type Simulator,
+	type SimulatorOptions,
+	type Task,
+} from '../../tools/simulator/simulator';
 import { activePoller, type Poller } from './harness';
 
 const TOKEN = 'test-token';
@@ -26,13 +31,23 @@ afterEach(async () => {
 
 function poller(
 	parameters: INodeParameters,
-	options: { baseUrl?: string; credentials?: IDataObject; budgetMs?: number; mode?: 'manual' | 'trigger' } = {},
+	options: {
+		baseUrl?: string;
+		credentials?: IDataObject;
+		budgetMs?: number;
+		mode?: 'manual' | 'trigger';
+	} = {},
 ): Poller {
 	return activePoller(
 		{
 			nodeType: new TaskBacklogPollTrigger(),
 			parameters,
-			credentials: { baseUrl: options.baseUrl ?? sim.url, token: TOKEN, requestsPerMinute: 100000, ...options.credentials },
+			credentials: {
+				baseUrl: options.baseUrl ?? sim.url,
+				token: TOKEN,
+				requestsPerMinute: 100000,
+				...options.credentials,
+			},
 		},
 		{ budgetMs: options.budgetMs, mode: options.mode },
 	);
@@ -44,32 +59,49 @@ async function api<T = Task>(method: string, path: string, body?: unknown): Prom
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
 		body: body === undefined ? undefined : JSON.stringify(body),
 	});
-	if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+	if (response.status !== 200)
+		throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
 	return (await response.json()) as T;
 }
 
-const create = (title: string, fields: IDataObject = {}) => api('POST', '/tasks', { fields: { title, ...fields } });
+const create = (title: string, fields: IDataObject = {}) =>
+	api('POST', '/tasks', { fields: { title, ...fields } });
 /** Someone else's edit. It sends the whole fields object, as it must on a server that replaces fields on PATCH. */
 const patch = async (uid: string, body: IDataObject) => {
 	if (!body.fields) return await api('PATCH', `/tasks/${uid}`, body);
 	const current = await api('GET', `/tasks/${uid}`);
-	return await api('PATCH', `/tasks/${uid}`, { ...body, fields: { ...current.fields, ...(body.fields as IDataObject) } });
+	return await api('PATCH', `/tasks/${uid}`, {
+		...body,
+		fields: { ...current.fields, ...(body.fields as IDataObject) },
+	});
 };
 
-const tasksOf = (output: INodeExecutionData[][] | null) => (output?.[0] ?? []).map((item) => item.json as unknown as Task);
+const tasksOf = (output: INodeExecutionData[][] | null) =>
+	(output?.[0] ?? []).map((item) => item.json as unknown as Task);
 const uids = (output: INodeExecutionData[][] | null) => tasksOf(output).map((task) => task.uid);
 /** The listings the trigger sent: POST /tasks/query (time, status, assignee) or GET /tasks (custom fields only). */
-const listRequests = () => sim.requests.filter((r) => r.path === '/tasks/query' || (r.method === 'GET' && r.path === '/tasks'));
+const listRequests = () =>
+	sim.requests.filter(
+		(r) => r.path === '/tasks/query' || (r.method === 'GET' && r.path === '/tasks'),
+	);
 /** Every leaf condition of a query body (paging by uid nests the trigger's own conditions one level down). */
 const conditionsOf = (body: unknown): IDataObject[] => {
 	const leaves = (condition: IDataObject | undefined): IDataObject[] =>
-		!condition ? [] : Array.isArray(condition.conditions) ? (condition.conditions as IDataObject[]).flatMap(leaves) : [condition];
+		!condition
+			? []
+			: Array.isArray(condition.conditions)
+				? (condition.conditions as IDataObject[]).flatMap(leaves)
+				: [condition];
 	return leaves(((body ?? {}) as IDataObject).condition as IDataObject | undefined);
 };
-const conditionOn = (body: unknown, field: string) => conditionsOf(body).find((c) => c.field === field);
+const conditionOn = (body: unknown, field: string) =>
+	conditionsOf(body).find((c) => c.field === field);
 
 /** The condition tree without the conditions on the given fields. */
-function withoutConditionsOn(condition: IDataObject | undefined, fields: string[]): IDataObject | undefined {
+function withoutConditionsOn(
+	condition: IDataObject | undefined,
+	fields: string[],
+): IDataObject | undefined {
 	if (!condition) return undefined;
 	if (Array.isArray(condition.conditions)) {
 		const kept = (condition.conditions as IDataObject[])
@@ -138,13 +170,19 @@ describe('Task Backlog Poll Trigger', () => {
 
 		expect(await p.poll()).toBeNull();
 
-		const newest = seeded.map((t) => t.updated_at).sort().at(-1);
+		const newest = seeded
+			.map((t) => t.updated_at)
+			.sort()
+			.at(-1);
 		const state = p.staticData().state as IDataObject;
 		expect(state.position).toBe(newest);
 		expect(Object.keys(state.seen as IDataObject).sort()).toEqual(seeded.map((t) => t.uid).sort());
 		// It asked for changes only, with a condition on updated_at (GET /tasks has no documented time parameter).
 		expect(listRequests()[0].path).toBe('/tasks/query');
-		expect(conditionOn(listRequests()[0].body, 'updated_at')).toMatchObject({ operator: '>=', value: expect.any(String) });
+		expect(conditionOn(listRequests()[0].body, 'updated_at')).toMatchObject({
+			operator: '>=',
+			value: expect.any(String),
+		});
 		// Nothing changed since: the second poll has nothing either.
 		expect(await p.poll()).toBeNull();
 	});
@@ -206,39 +244,48 @@ describe('Task Backlog Poll Trigger', () => {
 		// Four pages of at most 10 (by cursor where the server offers one, by uid where it does not).
 		expect(listRequests().length).toBeGreaterThanOrEqual(4);
 
-		for (const uid of created.slice(0, 23)) await patch(uid, { fields: { title: `Edited ${uid}` } });
+		for (const uid of created.slice(0, 23))
+			await patch(uid, { fields: { title: `Edited ${uid}` } });
 		const second = uids(await p.poll());
 		expect(second).toEqual(created.slice(0, 23));
 		expect(await p.poll()).toBeNull();
 	});
 
-	it.each([0, 60])('a server that ignores the time condition still emits each change once (lookback %ss)', async (lookbackSeconds) => {
-		await start({ maxPageSize: 10 });
-		const seeded = sim.seedTasks(25);
-		// Ignores the time condition: every poll gets every task.
-		const hop = await startIgnoringProxy(['updated_at']);
-		const p = poller({ event: 'updatedTask', options: { lookbackSeconds } }, { baseUrl: hop.url });
-		const emitted: Array<[string, string]> = [];
-		const run = async () => {
-			const tasks = tasksOf(await p.poll());
-			emitted.push(...tasks.map((t): [string, string] => [t.uid, t.updated_at]));
-			return tasks.map((t) => t.uid);
-		};
+	it.each([0, 60])(
+		'a server that ignores the time condition still emits each change once (lookback %ss)',
+		async (lookbackSeconds) => {
+			await start({ maxPageSize: 10 });
+			const seeded = sim.seedTasks(25);
+			// Ignores the time condition: every poll gets every task.
+			const hop = await startIgnoringProxy(['updated_at']);
+			const p = poller(
+				{ event: 'updatedTask', options: { lookbackSeconds } },
+				{ baseUrl: hop.url },
+			);
+			const emitted: Array<[string, string]> = [];
+			const run = async () => {
+				const tasks = tasksOf(await p.poll());
+				emitted.push(...tasks.map((t): [string, string] => [t.uid, t.updated_at]));
+				return tasks.map((t) => t.uid);
+			};
 
-		expect(await run()).toEqual([]);
-		await patch(seeded[20].uid, { status: 'STARTED' });
-		await patch(seeded[3].uid, { status: 'DONE' });
-		expect(await run()).toEqual([seeded[20].uid, seeded[3].uid]);
-		expect(await run()).toEqual([]);
-		await patch(seeded[3].uid, { status: 'TODO' });
-		expect(await run()).toEqual([seeded[3].uid]);
-		expect(await run()).toEqual([]);
+			expect(await run()).toEqual([]);
+			await patch(seeded[20].uid, { status: 'STARTED' });
+			await patch(seeded[3].uid, { status: 'DONE' });
+			expect(await run()).toEqual([seeded[20].uid, seeded[3].uid]);
+			expect(await run()).toEqual([]);
+			await patch(seeded[3].uid, { status: 'TODO' });
+			expect(await run()).toEqual([seeded[3].uid]);
+			expect(await run()).toEqual([]);
 
-		// The proxy really did drop the condition, and every poll read all pages.
-		expect(listRequests().some((r) => conditionOn(r.body, 'updated_at') !== undefined)).toBe(false);
-		expect(listRequests().length).toBeGreaterThanOrEqual(5 * 3);
-		expectNoRepeats(emitted);
-	});
+			// The proxy really did drop the condition, and every poll read all pages.
+			expect(listRequests().some((r) => conditionOn(r.body, 'updated_at') !== undefined)).toBe(
+				false,
+			);
+			expect(listRequests().length).toBeGreaterThanOrEqual(5 * 3);
+			expectNoRepeats(emitted);
+		},
+	);
 
 	it('with the default lookback, changes are read again but not emitted again', async () => {
 		await start();
@@ -302,7 +349,10 @@ describe('Task Backlog Poll Trigger', () => {
 		const hop = await startIgnoringProxy(['status', 'fields.queue', 'updated_at']);
 		const parameters = {
 			event: 'updatedTask',
-			filters: { status: ['STARTED'], customFields: { field: [{ name: 'queue', value: 'billing' }] } },
+			filters: {
+				status: ['STARTED'],
+				customFields: { field: [{ name: 'queue', value: 'billing' }] },
+			},
 		};
 		const direct = poller(parameters);
 		const ignored = poller(parameters, { baseUrl: hop.url });
@@ -317,9 +367,17 @@ describe('Task Backlog Poll Trigger', () => {
 
 		expect(uids(await direct.poll())).toEqual([match.uid]);
 		expect(uids(await ignored.poll())).toEqual([match.uid]);
-		const sentDirect = listRequests().filter((r) => conditionOn(r.body, 'fields.queue') !== undefined);
+		const sentDirect = listRequests().filter(
+			(r) => conditionOn(r.body, 'fields.queue') !== undefined,
+		);
 		expect(sentDirect.length).toBeGreaterThan(0);
-		expect(sentDirect.every((r) => conditionOn(r.body, 'status')?.value === 'STARTED' && conditionOn(r.body, 'fields.queue')?.value === 'billing')).toBe(true);
+		expect(
+			sentDirect.every(
+				(r) =>
+					conditionOn(r.body, 'status')?.value === 'STARTED' &&
+					conditionOn(r.body, 'fields.queue')?.value === 'billing',
+			),
+		).toBe(true);
 	});
 
 	it('a server without a cursor on /tasks/query that clamps pages silently still gets every change emitted once', async () => {
@@ -334,11 +392,17 @@ describe('Task Backlog Poll Trigger', () => {
 	});
 
 	it('tasks written by one batch share one updated_at (one timestamp per batch) and are each emitted once', async () => {
-		await start({ maxPageSize: 10, readings: { batchStamp: 'perBatch', queryPaging: 'none', queryMaxLimit: 10 } });
+		await start({
+			maxPageSize: 10,
+			readings: { batchStamp: 'perBatch', queryPaging: 'none', queryMaxLimit: 10 },
+		});
 		sim.seedTasks(2);
 		const p = poller({ event: 'newTask' });
 		await p.poll();
-		const items = Array.from({ length: 25 }, (_, i) => ({ uid: randomUUID(), fields: { title: `Batch ${i}` } }));
+		const items = Array.from({ length: 25 }, (_, i) => ({
+			uid: randomUUID(),
+			fields: { title: `Batch ${i}` },
+		}));
 		await api('PUT', '/tasks/batch', { items });
 		expect(new Set(items.map((item) => sim.tasks.get(item.uid)!.updated_at)).size).toBe(1);
 		expect(uids(await p.poll()).sort()).toEqual(items.map((item) => item.uid).sort());
@@ -348,7 +412,10 @@ describe('Task Backlog Poll Trigger', () => {
 	it('follows the rate limit like every other call', async () => {
 		await start({ maxPageSize: 5, requestsPerWindow: 4, windowMs: 1000 });
 		sim.seedTasks(2);
-		const p = poller({ event: 'newTask' }, { credentials: { requestsPerMinute: 4, rateLimitWindowSeconds: 1 } });
+		const p = poller(
+			{ event: 'newTask' },
+			{ credentials: { requestsPerMinute: 4, rateLimitWindowSeconds: 1 } },
+		);
 		await p.poll();
 		const added = sim.seedTasks(14);
 		sim.clearRequests();

@@ -25,12 +25,22 @@ const task = (uid: string, updated_at: string, extra: IDataObject = {}): IDataOb
 
 describe('poll trigger rules', () => {
 	it('reads microsecond timestamps exactly and in any ISO zone notation', () => {
-		expect(compareInstants(instant('2025-03-01T10:00:00.123400Z')!, instant('2025-03-01T10:00:00.123900Z')!)).toBeLessThan(0);
-		expect(compareInstants(instant('2025-03-01T10:00:00.5Z')!, instant('2025-03-01T11:00:00.500+01:00')!)).toBe(0);
+		expect(
+			compareInstants(
+				instant('2025-03-01T10:00:00.123400Z')!,
+				instant('2025-03-01T10:00:00.123900Z')!,
+			),
+		).toBeLessThan(0);
+		expect(
+			compareInstants(
+				instant('2025-03-01T10:00:00.5Z')!,
+				instant('2025-03-01T11:00:00.500+01:00')!,
+			),
+		).toBe(0);
 		expect(instant('not a date')).toBeUndefined();
 	});
 
-	it('tasks changed at the position\'s exact timestamp are emitted once each, in later polls too', () => {
+	it("tasks changed at the position's exact timestamp are emitted once each, in later polls too", () => {
 		const at = '2025-03-01T11:59:00.000Z';
 		let state: PollState = { event: 'updatedTask', position: '2025-03-01T11:58:00.000Z', seen: {} };
 		const first = selectChanges(state, [task('a', at)], all, 0, NOW);
@@ -45,7 +55,11 @@ describe('poll trigger rules', () => {
 	});
 
 	it('a second change within the same millisecond (microsecond stamps) is a new change', () => {
-		const state: PollState = { event: 'updatedTask', position: '2025-03-01T11:59:00.123400Z', seen: { a: '2025-03-01T11:59:00.123400Z' } };
+		const state: PollState = {
+			event: 'updatedTask',
+			position: '2025-03-01T11:59:00.123400Z',
+			seen: { a: '2025-03-01T11:59:00.123400Z' },
+		};
 		const { emit } = selectChanges(state, [task('a', '2025-03-01T11:59:00.123900Z')], all, 0, NOW);
 		expect(emit.map((t) => t.updated_at)).toEqual(['2025-03-01T11:59:00.123900Z']);
 	});
@@ -54,7 +68,11 @@ describe('poll trigger rules', () => {
 		const state: PollState = { event: 'updatedTask', position: '2025-03-01T11:00:00Z', seen: {} };
 		const { emit } = selectChanges(
 			state,
-			[task('a', '2025-03-01T11:10:00Z'), task('b', '2025-03-01T11:20:00Z'), task('a', '2025-03-01T11:30:00Z')],
+			[
+				task('a', '2025-03-01T11:10:00Z'),
+				task('b', '2025-03-01T11:20:00Z'),
+				task('a', '2025-03-01T11:30:00Z'),
+			],
 			all,
 			0,
 			NOW,
@@ -67,7 +85,13 @@ describe('poll trigger rules', () => {
 
 	it('a stamp far in the future does not move the position past the changes still to come', () => {
 		const state: PollState = { event: 'updatedTask', position: '2025-03-01T11:00:00Z', seen: {} };
-		const { emit, next } = selectChanges(state, [task('a', '2099-01-01T00:00:00Z'), task('b', '2025-03-01T11:30:00Z')], all, 0, NOW);
+		const { emit, next } = selectChanges(
+			state,
+			[task('a', '2099-01-01T00:00:00Z'), task('b', '2025-03-01T11:30:00Z')],
+			all,
+			0,
+			NOW,
+		);
 		expect(emit.map((t) => t.uid)).toEqual(['b', 'a']);
 		expect(next.position).toBe('2025-03-01T11:30:00Z');
 		// The future-stamped task stays remembered, so it is not emitted again while the position catches up.
@@ -75,9 +99,15 @@ describe('poll trigger rules', () => {
 	});
 
 	it('the memory of emitted changes is bounded, and what it forgets is never emitted again', () => {
-		const stamps = Array.from({ length: MAX_SEEN + 50 }, (_, i) => new Date(NOW - 100000 + i).toISOString());
+		const stamps = Array.from({ length: MAX_SEEN + 50 }, (_, i) =>
+			new Date(NOW - 100000 + i).toISOString(),
+		);
 		const tasks = stamps.map((at, i) => task(`t${i}`, at));
-		const state: PollState = { event: 'updatedTask', position: new Date(NOW - 200000).toISOString(), seen: {} };
+		const state: PollState = {
+			event: 'updatedTask',
+			position: new Date(NOW - 200000).toISOString(),
+			seen: {},
+		};
 		// A long lookback keeps every change inside the window, so only the cap limits the memory.
 		const { emit, next } = selectChanges(state, tasks, all, 3600_000, NOW);
 		expect(emit).toHaveLength(MAX_SEEN + 50);
@@ -86,7 +116,7 @@ describe('poll trigger rules', () => {
 		expect(selectChanges(next, tasks, all, 3600_000, NOW).emit).toEqual([]);
 	});
 
-	it('markers: new tasks by the service\'s own creation time, closed tasks by done_at', () => {
+	it("markers: new tasks by the service's own creation time, closed tasks by done_at", () => {
 		const t = task('a', '2025-03-01T11:00:00Z', {
 			created_at: '2020-01-01T00:00:00Z',
 			internal_created_at: '2025-03-01T10:00:00Z',
@@ -101,7 +131,11 @@ describe('poll trigger rules', () => {
 	});
 
 	it('the baseline remembers the tasks inside the lookback, so the next poll does not report them', () => {
-		const tasks = [task('old', '2025-03-01T10:00:00Z'), task('recent', '2025-03-01T11:59:30Z'), task('newest', '2025-03-01T11:59:50Z')];
+		const tasks = [
+			task('old', '2025-03-01T10:00:00Z'),
+			task('recent', '2025-03-01T11:59:30Z'),
+			task('newest', '2025-03-01T11:59:50Z'),
+		];
 		const state = baseline('updatedTask', tasks, 'unused', 60_000, NOW);
 		expect(state.position).toBe('2025-03-01T11:59:50Z');
 		expect(Object.keys(state.seen).sort()).toEqual(['newest', 'recent']);
@@ -117,7 +151,10 @@ describe('webhook trigger rules', () => {
 	});
 
 	it('takes a JSON array body as a batch of events and wraps non-object values', () => {
-		expect(eventsOf([{ type: 'a' }, { type: 'b' }], undefined)).toEqual([{ type: 'a' }, { type: 'b' }]);
+		expect(eventsOf([{ type: 'a' }, { type: 'b' }], undefined)).toEqual([
+			{ type: 'a' },
+			{ type: 'b' },
+		]);
 		expect(eventsOf({}, Buffer.from('{"type":"raw"}'))).toEqual([{ type: 'raw' }]);
 		expect(eventsOf('not json', undefined)).toEqual([{ body: 'not json' }]);
 		expect(eventsOf([1], undefined)).toEqual([{ body: 1 }]);
@@ -147,7 +184,9 @@ describe('webhook trigger rules', () => {
 		const signature = `sha256=${createHmac('sha256', 's').update(`${ts}.{}`).digest('hex')}`;
 		const headers = { 'x-backlog-timestamp': ts, 'x-backlog-signature': signature };
 		expect(verifyRequest(settings, headers, body, NOW)).toMatchObject({ ok: true });
-		expect(verifyRequest(settings, { ...headers, 'x-backlog-timestamp': '1001' }, body, NOW).ok).toBe(false);
+		expect(
+			verifyRequest(settings, { ...headers, 'x-backlog-timestamp': '1001' }, body, NOW).ok,
+		).toBe(false);
 		expect(verifyRequest({ ...settings, replayWindowSeconds: 300 }, headers, body, NOW)).toEqual({
 			ok: false,
 			reason: 'timestamp outside the replay window',

@@ -7,7 +7,12 @@ import { createHmac } from 'node:crypto';
 
 import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
-import type { ICredentialDataDecryptedObject, ICredentialTestFunctions, IDataObject, INodeParameters } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	ICredentialTestFunctions,
+	IDataObject,
+	INodeParameters,
+} from 'n8n-workflow';
 
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
@@ -20,30 +25,45 @@ let counter = 0;
 /** A payload unique to each call, so that only deliberate repeats are repeats. */
 const event = (type = 'task.completed') => ({
 	type,
-	data: { task: { uid: '3c90c3cc-0d44-4b50-8888-8dd25736052a', fields: { title: `Ticket ${++counter}` } } },
+	data: {
+		task: { uid: '3c90c3cc-0d44-4b50-8888-8dd25736052a', fields: { title: `Ticket ${++counter}` } },
+	},
 	sentAt: new Date().toISOString(),
 });
 
 const nowSeconds = () => String(Math.floor(Date.now() / 1000));
-const hmac = (secret: string, signed: string) => `sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
+const hmac = (secret: string, signed: string) =>
+	`sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
 
 async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body: raw,
+	});
 	const text = await response.text();
 	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
 /** Signed over `timestamp.body` (or the body alone when `coversTimestamp` is false). */
-function signed(raw: string, options: { secret?: string; timestamp?: string; coversTimestamp?: boolean } = {}) {
+function signed(
+	raw: string,
+	options: { secret?: string; timestamp?: string; coversTimestamp?: boolean } = {},
+) {
 	const timestamp = options.timestamp ?? nowSeconds();
 	const over = options.coversTimestamp === false ? raw : `${timestamp}.${raw}`;
-	return { 'x-backlog-timestamp': timestamp, 'x-backlog-signature': hmac(options.secret ?? SECRET, over) };
+	return {
+		'x-backlog-timestamp': timestamp,
+		'x-backlog-signature': hmac(options.secret ?? SECRET, over),
+	};
 }
 
 const logger = Container.get(Logger);
 let spies: jest.SpyInstance[] = [];
 beforeEach(() => {
-	spies = (['warn', 'info'] as const).map((level) => jest.spyOn(logger, level).mockImplementation(() => {}));
+	spies = (['warn', 'info'] as const).map((level) =>
+		jest.spyOn(logger, level).mockImplementation(() => {}),
+	);
 });
 
 const receivers: WebhookReceiver[] = [];
@@ -52,17 +72,26 @@ afterEach(async () => {
 	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
 });
 
-async function listen(setup: Omit<TriggerSetup, 'nodeType'> & { nodeType?: TriggerSetup['nodeType'] }) {
+async function listen(
+	setup: Omit<TriggerSetup, 'nodeType'> & { nodeType?: TriggerSetup['nodeType'] },
+) {
 	const receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), ...setup });
 	receivers.push(receiver);
 	return receiver;
 }
 
-const webhookCredential = (data: ICredentialDataDecryptedObject = {}) => ({ secret: SECRET, signatureCoversTimestamp: true, ...data });
+const webhookCredential = (data: ICredentialDataDecryptedObject = {}) => ({
+	secret: SECRET,
+	signatureCoversTimestamp: true,
+	...data,
+});
 
 describe('the webhook secret in the Task Backlog Webhook credential', () => {
 	it('a version 1 node saved with the secret as a parameter keeps verifying with it (Secret Source defaults to Node Parameters there)', async () => {
-		const r = await listen({ typeVersion: 1, parameters: { authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: true } });
+		const r = await listen({
+			typeVersion: 1,
+			parameters: { authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: true },
+		});
 		const raw = JSON.stringify(event());
 		const good = await post(r.url, raw, signed(raw));
 		const bad = await post(r.url, raw, signed(raw, { secret: 'other' }));
@@ -108,29 +137,53 @@ describe('the webhook secret in the Task Backlog Webhook credential', () => {
 	});
 
 	it('an empty secret in the credential fails visibly, naming the credential', async () => {
-		const r = await listen({ typeVersion: 1.1, parameters: { authentication: 'hmacSha256' }, webhookCredentials: { secret: '' } });
+		const r = await listen({
+			typeVersion: 1.1,
+			parameters: { authentication: 'hmacSha256' },
+			webhookCredentials: { secret: '' },
+		});
 		const raw = JSON.stringify(event());
 		const response = await post(r.url, raw, signed(raw));
 		expect(response.status).toBe(500);
-		expect(String((r.calls[0].error as Error).message)).toMatch(/Task Backlog Webhook credential's Secret is empty/);
+		expect(String((r.calls[0].error as Error).message)).toMatch(
+			/Task Backlog Webhook credential's Secret is empty/,
+		);
 	});
 
 	it('the credential is declared by the node for signed requests only, and its test checks it is usable', async () => {
 		const node = new TaskBacklogTrigger();
 		const [declared] = node.description.credentials!;
-		expect(declared).toMatchObject({ name: new TaskBacklogWebhookApi().name, testedBy: 'webhookSecretTest' });
-		expect(declared.displayOptions?.show).toEqual({ authentication: ['sharedSecret', 'hmacSha256'], secretSource: ['credential'] });
+		expect(declared).toMatchObject({
+			name: new TaskBacklogWebhookApi().name,
+			testedBy: 'webhookSecretTest',
+		});
+		expect(declared.displayOptions?.show).toEqual({
+			authentication: ['sharedSecret', 'hmacSha256'],
+			secretSource: ['credential'],
+		});
 		const test = node.methods.credentialTest.webhookSecretTest;
 		const context = {} as ICredentialTestFunctions;
-		const credential = (data: IDataObject) => ({ id: '1', name: 'c', type: 'taskBacklogWebhookApi', data }) as never;
+		const credential = (data: IDataObject) =>
+			({ id: '1', name: 'c', type: 'taskBacklogWebhookApi', data }) as never;
 		expect((await test.call(context, credential({ secret: '' }))).status).toBe('Error');
-		expect((await test.call(context, credential({ secret: 's', signatureCoversTimestamp: true, timestampHeader: '' }))).status).toBe('Error');
+		expect(
+			(
+				await test.call(
+					context,
+					credential({ secret: 's', signatureCoversTimestamp: true, timestampHeader: '' }),
+				)
+			).status,
+		).toBe('Error');
 		expect((await test.call(context, credential({ secret: 's' }))).status).toBe('OK');
 	});
 });
 
 describe('repeated deliveries', () => {
-	const hmacNode: INodeParameters = { authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: true };
+	const hmacNode: INodeParameters = {
+		authentication: 'hmacSha256',
+		secret: SECRET,
+		signatureCoversTimestamp: true,
+	};
 
 	it('the same signed request delivered twice starts one execution; the repeat is acknowledged with 200', async () => {
 		const r = await listen({ parameters: hmacNode });
@@ -147,7 +200,11 @@ describe('repeated deliveries', () => {
 		const r = await listen({ parameters: hmacNode });
 		const raw = JSON.stringify(event());
 		const headers = signed(raw);
-		const answers = await Promise.all([post(r.url, raw, headers), post(r.url, raw, headers), post(r.url, raw, headers)]);
+		const answers = await Promise.all([
+			post(r.url, raw, headers),
+			post(r.url, raw, headers),
+			post(r.url, raw, headers),
+		]);
 		expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
 		expect(r.executions()).toHaveLength(1);
 	});
@@ -155,7 +212,11 @@ describe('repeated deliveries', () => {
 	it('a captured body and signature replayed with a fresh timestamp starts nothing when the signature covers only the body', async () => {
 		const r = await listen({ parameters: { authentication: 'hmacSha256', secret: SECRET } });
 		const raw = JSON.stringify(event());
-		const first = await post(r.url, raw, signed(raw, { coversTimestamp: false, timestamp: String(Number(nowSeconds()) - 30) }));
+		const first = await post(
+			r.url,
+			raw,
+			signed(raw, { coversTimestamp: false, timestamp: String(Number(nowSeconds()) - 30) }),
+		);
 		const replay = await post(r.url, raw, signed(raw, { coversTimestamp: false }));
 		expect([first.status, replay.status]).toEqual([200, 200]);
 		expect(replay.body).toEqual({ received: true, duplicate: true });
@@ -182,9 +243,17 @@ describe('repeated deliveries', () => {
 		// A fresh copy of the node module: nothing of the first process's memory, only the saved static data.
 		let FreshTrigger: typeof TaskBacklogTrigger | undefined;
 		jest.isolateModules(() => {
-			FreshTrigger = (jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as { TaskBacklogTrigger: typeof TaskBacklogTrigger }).TaskBacklogTrigger;
+			FreshTrigger = (
+				jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as {
+					TaskBacklogTrigger: typeof TaskBacklogTrigger;
+				}
+			).TaskBacklogTrigger;
 		});
-		const second = await listen({ nodeType: new FreshTrigger!(), parameters: hmacNode, staticData: JSON.parse(JSON.stringify(staticData)) as IDataObject });
+		const second = await listen({
+			nodeType: new FreshTrigger!(),
+			parameters: hmacNode,
+			staticData: JSON.parse(JSON.stringify(staticData)) as IDataObject,
+		});
 		const again = await post(second.url, raw, headers);
 		expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
 		expect(second.executions()).toHaveLength(0);
@@ -192,7 +261,11 @@ describe('repeated deliveries', () => {
 		// The control: the same fresh process without the static data would have started it.
 		let Control: typeof TaskBacklogTrigger | undefined;
 		jest.isolateModules(() => {
-			Control = (jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as { TaskBacklogTrigger: typeof TaskBacklogTrigger }).TaskBacklogTrigger;
+			Control = (
+				jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as {
+					TaskBacklogTrigger: typeof TaskBacklogTrigger;
+				}
+			).TaskBacklogTrigger;
 		});
 		const third = await listen({ nodeType: new Control!(), parameters: hmacNode, staticData: {} });
 		await post(third.url, raw, headers);
@@ -230,7 +303,8 @@ describe('repeated deliveries', () => {
 		expect(firstDelivery('wf/a', stored, 'k1', t0 + 61_000, 60_000)).toBe(true);
 		// Another trigger node (scope) has its own memory.
 		expect(firstDelivery('wf/b', {}, 'k1', t0 + 61_000, 60_000)).toBe(true);
-		for (let i = 0; i < 700; i++) firstDelivery('wf/c', stored, `key-${i}`, t0 + 70_000 + i, 600_000);
+		for (let i = 0; i < 700; i++)
+			firstDelivery('wf/c', stored, `key-${i}`, t0 + 70_000 + i, 600_000);
 		const kept = Object.keys(stored.acceptedDeliveries as IDataObject);
 		expect(kept).toHaveLength(500);
 		// The oldest are forgotten first.
@@ -262,7 +336,8 @@ describe('Include Headers', () => {
 		});
 		const [[item]] = r.executions();
 		const headers = item.json.headers as IDataObject;
-		for (const name of ['x-custom-signature', 'x-backlog-secret', 'authorization', 'cookie']) expect(headers).not.toHaveProperty(name);
+		for (const name of ['x-custom-signature', 'x-backlog-secret', 'authorization', 'cookie'])
+			expect(headers).not.toHaveProperty(name);
 		expect(headers['x-backlog-event']).toBe('task.completed');
 		expect(headers['x-backlog-timestamp']).toMatch(/^\d+$/);
 		expect(JSON.stringify(item.json)).not.toContain(SECRET);

@@ -18,7 +18,13 @@ const hmacParameters: INodeParameters = {
 
 const event = (type = 'task.completed', uid = '3c90c3cc-0d44-4b50-8888-8dd25736052a') => ({
 	type,
-	data: { task: { uid, status: type === 'task.completed' ? 'DONE' : 'TODO', fields: { title: 'Ticket 42' } } },
+	data: {
+		task: {
+			uid,
+			status: type === 'task.completed' ? 'DONE' : 'TODO',
+			fields: { title: 'Ticket 42' },
+		},
+	},
 	info: {},
 	sentAt: new Date().toISOString(),
 });
@@ -31,13 +37,21 @@ function sign(raw: string, timestamp: string | undefined, secret = SECRET) {
 const nowSeconds = () => String(Math.floor(Date.now() / 1000));
 
 async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body: raw,
+	});
 	const text = await response.text();
 	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
 /** A request signed as the simulator (and presumably the service) signs: timestamp header, HMAC over ts.body. */
-async function postSigned(url: string, payload: unknown, options: { timestamp?: string; secret?: string } = {}) {
+async function postSigned(
+	url: string,
+	payload: unknown,
+	options: { timestamp?: string; secret?: string } = {},
+) {
 	const raw = JSON.stringify(payload);
 	const timestamp = options.timestamp ?? nowSeconds();
 	return await post(url, raw, {
@@ -50,10 +64,13 @@ async function postSigned(url: string, payload: unknown, options: { timestamp?: 
 const logger = Container.get(Logger);
 let logSpies: jest.SpyInstance[] = [];
 beforeEach(() => {
-	logSpies = (['warn', 'info'] as const).map((level) => jest.spyOn(logger, level).mockImplementation(() => {}));
+	logSpies = (['warn', 'info'] as const).map((level) =>
+		jest.spyOn(logger, level).mockImplementation(() => {}),
+	);
 });
 afterEach(() => logSpies.forEach((spy) => spy.mockRestore()));
-const logged = () => logSpies.flatMap((spy) => spy.mock.calls.map((call) => call.map(String).join(' '))).join('\n');
+const logged = () =>
+	logSpies.flatMap((spy) => spy.mock.calls.map((call) => call.map(String).join(' '))).join('\n');
 
 describe('Task Backlog Trigger (webhook)', () => {
 	let receiver: WebhookReceiver | undefined;
@@ -104,11 +121,16 @@ describe('Task Backlog Trigger (webhook)', () => {
 		}
 		// A body changed after signing (the signature itself is valid for the original).
 		const tampered = raw.replace('Ticket 42', 'Ticket 43');
-		const response = await post(r.url, tampered, { 'x-backlog-timestamp': ts, 'x-backlog-signature': sign(raw, ts) });
+		const response = await post(r.url, tampered, {
+			'x-backlog-timestamp': ts,
+			'x-backlog-signature': sign(raw, ts),
+		});
 		expect(response.status).toBe(401);
 
 		expect(r.executions()).toHaveLength(0);
-		expect(r.calls.every((call) => call.status === 401 && call.workflowData === undefined)).toBe(true);
+		expect(r.calls.every((call) => call.status === 401 && call.workflowData === undefined)).toBe(
+			true,
+		);
 		// The reason is logged for whoever has to fix the configuration, never the secret.
 		expect(logged()).toMatch(/rejected a request: signature does not match/);
 		expect(logged()).toMatch(/rejected a request: missing x-backlog-signature header/);
@@ -119,23 +141,41 @@ describe('Task Backlog Trigger (webhook)', () => {
 		const r = await listen({ ...hmacParameters, replayWindowSeconds: 300 });
 		const payload = event();
 
-		const old = await postSigned(r.url, payload, { timestamp: String(Math.floor(Date.now() / 1000) - 301) });
-		const future = await postSigned(r.url, payload, { timestamp: String(Math.floor(Date.now() / 1000) + 400) });
+		const old = await postSigned(r.url, payload, {
+			timestamp: String(Math.floor(Date.now() / 1000) - 301),
+		});
+		const future = await postSigned(r.url, payload, {
+			timestamp: String(Math.floor(Date.now() / 1000) + 400),
+		});
 		// The old request's body and signature, with a fresh timestamp: the signature covers the time, so no.
 		const raw = JSON.stringify(payload);
 		const oldTs = String(Math.floor(Date.now() / 1000) - 3600);
-		const refreshed = await post(r.url, raw, { 'x-backlog-timestamp': nowSeconds(), 'x-backlog-signature': sign(raw, oldTs) });
-		const recent = await postSigned(r.url, payload, { timestamp: String(Math.floor(Date.now() / 1000) - 60) });
+		const refreshed = await post(r.url, raw, {
+			'x-backlog-timestamp': nowSeconds(),
+			'x-backlog-signature': sign(raw, oldTs),
+		});
+		const recent = await postSigned(r.url, payload, {
+			timestamp: String(Math.floor(Date.now() / 1000) - 60),
+		});
 
-		expect([old.status, future.status, refreshed.status, recent.status]).toEqual([401, 401, 401, 200]);
+		expect([old.status, future.status, refreshed.status, recent.status]).toEqual([
+			401, 401, 401, 200,
+		]);
 		expect(r.executions()).toHaveLength(1);
 	});
 
 	it('a signature over the body alone is accepted when the trigger is set so, with the age still checked', async () => {
-		const r = await listen({ authentication: 'hmacSha256', secret: SECRET, signatureCoversTimestamp: false });
+		const r = await listen({
+			authentication: 'hmacSha256',
+			secret: SECRET,
+			signatureCoversTimestamp: false,
+		});
 		const raw = JSON.stringify(event());
 
-		const fresh = await post(r.url, raw, { 'x-backlog-timestamp': nowSeconds(), 'x-backlog-signature': sign(raw, undefined) });
+		const fresh = await post(r.url, raw, {
+			'x-backlog-timestamp': nowSeconds(),
+			'x-backlog-signature': sign(raw, undefined),
+		});
 		const stale = await post(r.url, raw, {
 			'x-backlog-timestamp': String(Math.floor(Date.now() / 1000) - 1000),
 			'x-backlog-signature': sign(raw, undefined),
@@ -157,8 +197,12 @@ describe('Task Backlog Trigger (webhook)', () => {
 
 		const good = await post(r.url, raw, { 'x-signature': digest });
 		// Several signatures (e.g. while the service rotates its secret): one valid is enough.
-		const rotated = await post(r.url, raw, { 'x-signature': `${'a'.repeat(64)}, ${digest.toUpperCase()}` });
-		const bad = await post(r.url, raw, { 'x-signature': digest.replace(/.$/, (c) => (c === '0' ? '1' : '0')) });
+		const rotated = await post(r.url, raw, {
+			'x-signature': `${'a'.repeat(64)}, ${digest.toUpperCase()}`,
+		});
+		const bad = await post(r.url, raw, {
+			'x-signature': digest.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+		});
 
 		expect([good.status, rotated.status, bad.status]).toEqual([200, 200, 401]);
 	});
@@ -206,10 +250,21 @@ describe('Task Backlog Trigger (webhook)', () => {
 	});
 
 	it('the event kind is read from a configurable field, and kinds outside the list can be typed in', async () => {
-		const r = await listen({ otherEvents: 'ticket.closed, ticket.merged', options: { eventField: 'meta.kind' } });
+		const r = await listen({
+			otherEvents: 'ticket.closed, ticket.merged',
+			options: { eventField: 'meta.kind' },
+		});
 
-		const merged = await post(r.url, JSON.stringify({ meta: { kind: 'ticket.merged' }, id: 1 }), {});
-		const opened = await post(r.url, JSON.stringify({ meta: { kind: 'ticket.opened' }, id: 2 }), {});
+		const merged = await post(
+			r.url,
+			JSON.stringify({ meta: { kind: 'ticket.merged' }, id: 1 }),
+			{},
+		);
+		const opened = await post(
+			r.url,
+			JSON.stringify({ meta: { kind: 'ticket.opened' }, id: 2 }),
+			{},
+		);
 		const topLevelType = await post(r.url, JSON.stringify({ type: 'ticket.closed', id: 3 }), {});
 
 		expect([merged.body, opened.body, topLevelType.body]).toEqual([
@@ -235,7 +290,11 @@ describe('Task Backlog Trigger (webhook)', () => {
 		const ts = nowSeconds();
 		const response = await fetch(r.url, {
 			method: 'POST',
-			headers: { 'content-type': 'text/plain', 'x-backlog-timestamp': ts, 'x-backlog-signature': sign(raw, ts) },
+			headers: {
+				'content-type': 'text/plain',
+				'x-backlog-timestamp': ts,
+				'x-backlog-signature': sign(raw, ts),
+			},
 			body: raw,
 		});
 		expect(response.status).toBe(200);
@@ -266,7 +325,10 @@ describe('Task Backlog Trigger (webhook)', () => {
 		]);
 		expect(r.executions()).toHaveLength(1);
 		const [[item]] = r.executions();
-		expect(item.json).toMatchObject({ type: 'task.completed', data: { task: { uid: task.uid, status: 'DONE' } } });
+		expect(item.json).toMatchObject({
+			type: 'task.completed',
+			data: { task: { uid: task.uid, status: 'DONE' } },
+		});
 	});
 
 	it('the simulator signing the body alone is accepted by a trigger set to that scheme, and rejected with the wrong secret', async () => {
@@ -312,7 +374,9 @@ describe('Task Backlog Trigger webhook lifecycle', () => {
 		]);
 		expect(node.description.inputs).toEqual([]);
 		// The only credential is the webhook secret's own: nothing is sent to the service.
-		expect(node.description.credentials?.map((credential) => credential.name)).toEqual(['taskBacklogWebhookApi']);
+		expect(node.description.credentials?.map((credential) => credential.name)).toEqual([
+			'taskBacklogWebhookApi',
+		]);
 		expect(JSON.stringify(node.description.properties)).toMatch(/no API to register/);
 	});
 
@@ -323,7 +387,9 @@ describe('Task Backlog Trigger webhook lifecycle', () => {
 
 		expect(await methods.checkExists.call(context)).toBe(false);
 		expect(await methods.create.call(context)).toBe(true);
-		expect(staticData().webhookUrl).toBe('http://localhost:5678/webhook/b5a1c7e2-3f5d-4a8e-9c1b-2d7e6f0a9b31/webhook');
+		expect(staticData().webhookUrl).toBe(
+			'http://localhost:5678/webhook/b5a1c7e2-3f5d-4a8e-9c1b-2d7e6f0a9b31/webhook',
+		);
 		expect(await methods.checkExists.call(context)).toBe(true);
 		expect(await methods.delete.call(context)).toBe(true);
 		expect(await methods.checkExists.call(context)).toBe(false);

@@ -18,7 +18,12 @@ export interface MajorRun {
 }
 
 /** A fresh simulator (no tasks, no requests) with this rate limit, as the open or the capped server. */
-export function resetSimulator(sim: Simulator, requestsPerWindow: number, windowMs: number, server: Server = 'open') {
+export function resetSimulator(
+	sim: Simulator,
+	requestsPerWindow: number,
+	windowMs: number,
+	server: Server = 'open',
+) {
 	sim.reset();
 	sim.configure({
 		requestsPerWindow,
@@ -26,11 +31,19 @@ export function resetSimulator(sim: Simulator, requestsPerWindow: number, window
 		faults: undefined,
 		maxPageSize: PAGE_SIZE,
 		profile: server === 'capped50' ? 'strict' : 'lenient',
-		readings: server === 'capped50' ? { maxBatchSize: CAPPED_BATCH_LIMIT, batchTooLarge: '413' } : undefined,
+		readings:
+			server === 'capped50'
+				? { maxBatchSize: CAPPED_BATCH_LIMIT, batchTooLarge: '413' }
+				: undefined,
 	});
 }
 
-export async function execute(folder: MeasuredFolder, id: string, what: string, nodeOptions?: string): Promise<MeasuredRun> {
+export async function execute(
+	folder: MeasuredFolder,
+	id: string,
+	what: string,
+	nodeOptions?: string,
+): Promise<MeasuredRun> {
 	log(`${what} ...`);
 	const run = await folder.execute(id, RUN_TIMEOUT_MS, { nodeOptions });
 	const error = errorText(run);
@@ -42,7 +55,8 @@ export async function execute(folder: MeasuredFolder, id: string, what: string, 
 export function errorText(run: MeasuredRun): string | undefined {
 	const error = W.runError(run.run);
 	if (error) return `${error.message ?? ''}${error.description ? ` (${error.description})` : ''}`;
-	if (run.code !== 0 || !run.run) return `n8n execute exited with ${run.code}; ${(run.stdout + run.stderr).slice(-600)}`;
+	if (run.code !== 0 || !run.run)
+		return `n8n execute exited with ${run.code}; ${(run.stdout + run.stderr).slice(-600)}`;
 	return undefined;
 }
 

@@ -63,7 +63,10 @@ export class MeasuredFolder {
 	) {}
 
 	/** With `measure`, every n8n process of the folder reports its resource usage (needs the compiled hook). */
-	static async create(install: N8nInstall, opts: { tgz: string; log: Log; measure?: boolean; env?: Record<string, string> }): Promise<MeasuredFolder> {
+	static async create(
+		install: N8nInstall,
+		opts: { tgz: string; log: Log; measure?: boolean; env?: Record<string, string> },
+	): Promise<MeasuredFolder> {
 		let usageDir: string | undefined;
 		const env: Record<string, string> = { ...opts.env };
 		if (opts.measure) {
@@ -77,14 +80,28 @@ export class MeasuredFolder {
 	}
 
 	/** `n8n execute --id=…`; `nodeOptions` are added to NODE_OPTIONS for this run only (e.g. `--cpu-prof`). */
-	async execute(workflowId: string, timeoutMs: number, opts: { nodeOptions?: string } = {}): Promise<MeasuredRun> {
+	async execute(
+		workflowId: string,
+		timeoutMs: number,
+		opts: { nodeOptions?: string } = {},
+	): Promise<MeasuredRun> {
 		if (this.usageDir) {
-			for (const file of await fsp.readdir(this.usageDir)) await fsp.rm(path.join(this.usageDir, file), { force: true });
+			for (const file of await fsp.readdir(this.usageDir))
+				await fsp.rm(path.join(this.usageDir, file), { force: true });
 		}
 		const started = Date.now();
-		const result = await this.runToFiles(['execute', `--id=${workflowId}`, '--rawOutput'], timeoutMs, opts.nodeOptions);
+		const result = await this.runToFiles(
+			['execute', `--id=${workflowId}`, '--rawOutput'],
+			timeoutMs,
+			opts.nodeOptions,
+		);
 		const wallMs = Date.now() - started;
-		return { ...result, run: parseRun(result.stdout), wallMs, usage: await this.usageOf(workflowId) };
+		return {
+			...result,
+			run: parseRun(result.stdout),
+			wallMs,
+			usage: await this.usageOf(workflowId),
+		};
 	}
 
 	/**
@@ -92,7 +109,11 @@ export class MeasuredFolder {
 	 * process.exit() soon after, and through a pipe a large run (10,000 items: ~26 MB) was cut off at ~1.5 MB. Own
 	 * process group, killed whole at the time limit and when this process exits.
 	 */
-	async runToFiles(args: string[], timeoutMs: number, nodeOptions?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+	async runToFiles(
+		args: string[],
+		timeoutMs: number,
+		nodeOptions?: string,
+	): Promise<{ code: number; stdout: string; stderr: string }> {
 		const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-run-'));
 		const outFile = path.join(dir, 'stdout');
 		const errFile = path.join(dir, 'stderr');
@@ -128,9 +149,14 @@ export class MeasuredFolder {
 				child.once('close', (exitCode, signal) => resolve(exitCode ?? (signal ? 128 : 1)));
 			});
 			killGroup(); // whatever it left behind in its group (the task runner)
-			const [stdout, stderr] = await Promise.all([fsp.readFile(outFile, 'utf8'), fsp.readFile(errFile, 'utf8')]);
+			const [stdout, stderr] = await Promise.all([
+				fsp.readFile(outFile, 'utf8'),
+				fsp.readFile(errFile, 'utf8'),
+			]);
 			if (timedOut) {
-				throw new Error(`n8n ${args.join(' ')}: killed after ${timeoutMs / 1000} s\n${(stdout + stderr).slice(-3000)}`);
+				throw new Error(
+					`n8n ${args.join(' ')}: killed after ${timeoutMs / 1000} s\n${(stdout + stderr).slice(-3000)}`,
+				);
 			}
 			return { code, stdout, stderr };
 		} finally {

@@ -117,8 +117,11 @@ export function parseArgs(argv: string[]): Options {
 		}
 	});
 	if (options.majors.some((m) => m !== 1 && m !== 2)) fail('--majors takes 1 and/or 2', USAGE);
-	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1)) fail('--sizes and --capped-sizes take whole numbers', USAGE);
-	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c))) fail('--only takes auto, define and/or http', USAGE);
-	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p))) fail('--parts takes sync, capped, returnAll and/or overhead', USAGE);
+	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1))
+		fail('--sizes and --capped-sizes take whole numbers', USAGE);
+	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c)))
+		fail('--only takes auto, define and/or http', USAGE);
+	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p)))
+		fail('--parts takes sync, capped, returnAll and/or overhead', USAGE);
 	return options;
 }

@@ -50,7 +50,8 @@ function areaOf(frame: CallFrame): string {
 	const { url, functionName } = frame;
 	if (!url) {
 		if (functionName === '(garbage collector)') return 'garbage collector';
-		if (functionName === '(idle)' || functionName === '(program)' || functionName === '(root)') return functionName.slice(1, -1);
+		if (functionName === '(idle)' || functionName === '(program)' || functionName === '(root)')
+			return functionName.slice(1, -1);
 		return 'native';
 	}
 	if (url.startsWith('node:')) return 'Node internals';
@@ -68,10 +69,15 @@ function shortWhere(frame: CallFrame): string {
 }
 
 /** Self time per function (and per area) over the samples inside [startUs, endUs) of the profile's clock. */
-export function summarizeProfile(profile: CpuProfile, window?: { startUs: number; endUs: number }, topN = 15): ProfileSummary {
+export function summarizeProfile(
+	profile: CpuProfile,
+	window?: { startUs: number; endUs: number },
+	topN = 15,
+): ProfileSummary {
 	const byId = new Map(profile.nodes.map((node) => [node.id, node]));
 	const parent = new Map<number, number>();
-	for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+	for (const node of profile.nodes)
+		for (const child of node.children ?? []) parent.set(child, node.id);
 	const onOurStack = new Map<number, boolean>();
 	const ours = (id: number): boolean => {
 		const known = onOurStack.get(id);

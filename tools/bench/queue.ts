@@ -12,7 +12,13 @@ import * as path from 'path';
 import { fail, readArgs, type FlagKind } from '../cli/args';
 import { describeVersions, disposeAll, ensureN8n, N8nUserFolder, packPackage } from '../n8n/n8n';
 import type { ScaleOutResult } from '../n8n/queue';
-import { QUEUE_WEBHOOK_PATH, describeScaleOut, runScaleOut, scaleOutWorkflow, startQueueCluster } from '../n8n/queue';
+import {
+	QUEUE_WEBHOOK_PATH,
+	describeScaleOut,
+	runScaleOut,
+	scaleOutWorkflow,
+	startQueueCluster,
+} from '../n8n/queue';
 import { ensureRedis, startRedis } from '../n8n/redis';
 import { startSimulator } from '../simulator/simulator';
 import * as W from '../n8n/workflows';
@@ -89,7 +95,11 @@ function parseQueueArgs(argv: string[]): QueueOptions {
 		}
 	});
 	const whole = [...options.workers, ...options.sizes, options.executions];
-	if (whole.some((n) => !Number.isInteger(n) || n < 1)) fail('--queue-workers, --queue-sizes and --queue-executions take whole numbers ≥ 1', QUEUE_USAGE);
+	if (whole.some((n) => !Number.isInteger(n) || n < 1))
+		fail(
+			'--queue-workers, --queue-sizes and --queue-executions take whole numbers ≥ 1',
+			QUEUE_USAGE,
+		);
 	return options;
 }
 
@@ -101,7 +111,19 @@ interface Row extends ScaleOutResult {
 }
 
 function table(rows: Row[]): string {
-	const header = ['Workers (concurrency)', 'Executions × tickets', 'Succeeded', 'Requests', '429s (share)', 'First → last request (s)', 'Floor (s)', '× floor', 'Target 1.5 × floor + 5 s', 'Tasks / lost / dup', 'Workers used'];
+	const header = [
+		'Workers (concurrency)',
+		'Executions × tickets',
+		'Succeeded',
+		'Requests',
+		'429s (share)',
+		'First → last request (s)',
+		'Floor (s)',
+		'× floor',
+		'Target 1.5 × floor + 5 s',
+		'Tasks / lost / dup',
+		'Workers used',
+	];
 	const cells = rows.map((r) => {
 		const f = r.figures;
 		const target = 1.5 * f.floorMs + 5000 * (r.windowMs / 60_000);
@@ -120,22 +142,34 @@ function table(rows: Row[]): string {
 		];
 	});
 	const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
-	const line = (row: string[]) => `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
-	return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...cells.map(line)].join('\n');
+	const line = (row: string[]) =>
+		`| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
+	return [
+		line(header),
+		`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
+		...cells.map(line),
+	].join('\n');
 }
 
 /** The whole `--queue` run; resolves when the table is printed and queue.json written. */
 export async function queueBench(argv: string[]): Promise<void> {
 	const options = parseQueueArgs(argv);
 	const projectDir = path.resolve(__dirname, '..', '..', '..');
-	if (!fs.existsSync(path.join(projectDir, 'dist', 'nodes'))) throw new Error('dist/ is not built: run npm run build');
+	if (!fs.existsSync(path.join(projectDir, 'dist', 'nodes')))
+		throw new Error('dist/ is not built: run npm run build');
 	const redisAvailability = ensureRedis(log);
-	if ('skipped' in redisAvailability) throw new Error(`--queue needs redis-server: ${redisAvailability.skipped}`);
+	if ('skipped' in redisAvailability)
+		throw new Error(`--queue needs redis-server: ${redisAvailability.skipped}`);
 	const started = Date.now();
 	const install = await ensureN8n(2, log);
 	const tgz = await packPackage(projectDir);
 	const redis = await startRedis(redisAvailability.bin, log);
-	const sim = await startSimulator({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: options.windowMs, seed: 14 });
+	const sim = await startSimulator({
+		tokens: [TOKEN],
+		requestsPerWindow: LIMIT,
+		windowMs: options.windowMs,
+		seed: 14,
+	});
 	const retryDelayMs = options.retryDelayMs ?? Math.round((2000 * options.windowMs) / 60_000);
 	const rows: Row[] = [];
 	try {
@@ -147,21 +181,50 @@ export async function queueBench(argv: string[]): Promise<void> {
 				try {
 					const credential = { id: 'benchQueueCred01', name: 'Task Backlog (queue bench)' };
 					await folder.importCredentials([
-						W.backlogCredential(credential, { baseUrl: sim.url, token: TOKEN, requestsPerMinute: LIMIT, rateLimitWindowSeconds: options.windowMs / 1000 }),
+						W.backlogCredential(credential, {
+							baseUrl: sim.url,
+							token: TOKEN,
+							requestsPerMinute: LIMIT,
+							rateLimitWindowSeconds: options.windowMs / 1000,
+						}),
 					]);
 					const workflow = scaleOutWorkflow('benchQueueWf0001', credential, { retryDelayMs });
 					await folder.importWorkflow(workflow);
 					await folder.activate(workflow.id);
 					const clusterStarted = Date.now();
-					const cluster = await startQueueCluster(folder, redis, { workers, concurrency, log, maxLifetimeMs: 60 * 60_000 });
+					const cluster = await startQueueCluster(folder, redis, {
+						workers,
+						concurrency,
+						log,
+						maxLifetimeMs: 60 * 60_000,
+					});
 					try {
 						await folder.waitForWebhook(cluster.main.baseUrl, QUEUE_WEBHOOK_PATH, 120_000);
 						const clusterStartSeconds = Math.round((Date.now() - clusterStarted) / 1000);
 						sim.reset();
-						sim.configure({ tokens: [TOKEN], requestsPerWindow: LIMIT, windowMs: options.windowMs, profile: 'strict', readings: { maxBatchSize: 50, batchTooLarge: '413' } });
-						const result = await runScaleOut(cluster, sim, { executions: options.executions, ticketsEach: size, limit: LIMIT, windowMs: options.windowMs, timeoutMs: 45 * 60_000, log });
+						sim.configure({
+							tokens: [TOKEN],
+							requestsPerWindow: LIMIT,
+							windowMs: options.windowMs,
+							profile: 'strict',
+							readings: { maxBatchSize: 50, batchTooLarge: '413' },
+						});
+						const result = await runScaleOut(cluster, sim, {
+							executions: options.executions,
+							ticketsEach: size,
+							limit: LIMIT,
+							windowMs: options.windowMs,
+							timeoutMs: 45 * 60_000,
+							log,
+						});
 						log(describeScaleOut(result));
-						rows.push({ ...result, concurrency, windowMs: options.windowMs, retryDelayMs, clusterStartSeconds });
+						rows.push({
+							...result,
+							concurrency,
+							windowMs: options.windowMs,
+							retryDelayMs,
+							clusterStartSeconds,
+						});
 					} finally {
 						await cluster.stop();
 					}
@@ -182,6 +245,20 @@ export async function queueBench(argv: string[]): Promise<void> {
 		`${options.executions} webhook calls at once per row. Floor = ceil(accepted requests / ${LIMIT}) windows.`;
 	process.stdout.write(`${intro}\n\n${table(rows)}\n`);
 	fs.mkdirSync(options.out, { recursive: true });
-	fs.writeFileSync(path.join(options.out, 'queue.json'), JSON.stringify({ at: new Date().toISOString(), options, rows, totalSeconds: Math.round((Date.now() - started) / 1000) }, null, 2) + '\n');
-	log(`wrote ${path.join(options.out, 'queue.json')} in ${Math.round((Date.now() - started) / 1000)} s`);
+	fs.writeFileSync(
+		path.join(options.out, 'queue.json'),
+		JSON.stringify(
+			{
+				at: new Date().toISOString(),
+				options,
+				rows,
+				totalSeconds: Math.round((Date.now() - started) / 1000),
+			},
+			null,
+			2,
+		) + '\n',
+	);
+	log(
+		`wrote ${path.join(options.out, 'queue.json')} in ${Math.round((Date.now() - started) / 1000)} s`,
+	);
 }

@@ -27,16 +27,39 @@ export function writeReport(bench: BenchRun, options: Options, started: number) 
 	fs.mkdirSync(options.out, { recursive: true });
 	fs.writeFileSync(
 		path.join(options.out, 'bench.json'),
-		JSON.stringify({ at: new Date().toISOString(), environment: bench.environment, sync: bench.sync, returnAll: bench.returnAll, overhead: bench.overhead, profiles: bench.profiles, targets }, null, 2) + '\n',
+		JSON.stringify(
+			{
+				at: new Date().toISOString(),
+				environment: bench.environment,
+				sync: bench.sync,
+				returnAll: bench.returnAll,
+				overhead: bench.overhead,
+				profiles: bench.profiles,
+				targets,
+			},
+			null,
+			2,
+		) + '\n',
 	);
-	fs.writeFileSync(path.join(options.out, 'requests-over-time.svg'), chart(bench, options, options.majors[0]));
-	for (const major of options.majors.slice(1)) fs.writeFileSync(path.join(options.out, `requests-over-time-n8n-${major}.svg`), chart(bench, options, major));
-	log(`wrote ${path.join(options.out, 'bench.json')} and requests-over-time.svg in ${Math.round((Date.now() - started) / 1000)} s`);
+	fs.writeFileSync(
+		path.join(options.out, 'requests-over-time.svg'),
+		chart(bench, options, options.majors[0]),
+	);
+	for (const major of options.majors.slice(1))
+		fs.writeFileSync(
+			path.join(options.out, `requests-over-time-n8n-${major}.svg`),
+			chart(bench, options, major),
+		);
+	log(
+		`wrote ${path.join(options.out, 'bench.json')} and requests-over-time.svg in ${Math.round((Date.now() - started) / 1000)} s`,
+	);
 }
 
 /** --report: the saved results of earlier runs, merged (their sizes and majors decide the tables and the chart). */
 export function reportAgain(options: Options) {
-	const saved = options.reportFrom.map((file) => JSON.parse(fs.readFileSync(file, 'utf8')) as Results & { environment: Json });
+	const saved = options.reportFrom.map(
+		(file) => JSON.parse(fs.readFileSync(file, 'utf8')) as Results & { environment: Json },
+	);
 	const results: Results = { sync: [], returnAll: [], overhead: [], profiles: [] };
 	const merged: Options = { ...options, majors: [], sizes: [], cappedSizes: [] };
 	for (const file of saved) {
@@ -45,9 +68,11 @@ export function reportAgain(options: Options) {
 		results.overhead.push(...file.overhead);
 		results.profiles.push(...(file.profiles ?? []));
 		const used = (file.environment.options ?? {}) as Partial<Options>;
-		for (const major of used.majors ?? []) if (!merged.majors.includes(major)) merged.majors.push(major);
+		for (const major of used.majors ?? [])
+			if (!merged.majors.includes(major)) merged.majors.push(major);
 		for (const n of used.sizes ?? []) if (!merged.sizes.includes(n)) merged.sizes.push(n);
-		for (const n of used.cappedSizes ?? []) if (!merged.cappedSizes.includes(n)) merged.cappedSizes.push(n);
+		for (const n of used.cappedSizes ?? [])
+			if (!merged.cappedSizes.includes(n)) merged.cappedSizes.push(n);
 		if (used.windowMs) merged.windowMs = used.windowMs;
 	}
 	const { text } = reportTables(results, merged);

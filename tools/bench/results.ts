@@ -7,7 +7,11 @@ export type Contender = 'auto-map' | 'define-below' | 'http-request';
 /** open: the lenient simulator (batches up to 1,000); capped50: the strict profile, batch limit 50, undocumented */
 export type Server = 'open' | 'capped50';
 
-export const CONTENDER: Record<ContenderKey, Contender> = { auto: 'auto-map', define: 'define-below', http: 'http-request' };
+export const CONTENDER: Record<ContenderKey, Contender> = {
+	auto: 'auto-map',
+	define: 'define-below',
+	http: 'http-request',
+};
 export const CONTENDER_NAME: Record<Contender, string> = {
 	'auto-map': 'Task Backlog, Map Automatically',
 	'define-below': 'Task Backlog, Define Below',

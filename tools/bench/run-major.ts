@@ -14,7 +14,13 @@ import { extrapolate, runSync } from './run-sync';
 import { LIMIT, OVERHEAD_N, PROFILE_N, TOKEN, log } from './setup';
 import { BenchWorkflows } from './workflows';
 
-export async function runMajor(options: Options, sim: Simulator, tgz: string, install: N8nInstall, results: Results) {
+export async function runMajor(
+	options: Options,
+	sim: Simulator,
+	tgz: string,
+	install: N8nInstall,
+	results: Results,
+) {
 	const { major } = install;
 	const { windowMs } = options;
 	const has = (key: ContenderKey) => options.only.includes(key);
@@ -26,9 +32,21 @@ export async function runMajor(options: Options, sim: Simulator, tgz: string, in
 		const header = { id: 'benchCredHeader', name: 'Bearer token (Header Auth)' };
 		const base = { baseUrl: sim.url, token: TOKEN };
 		await folder.folder.importCredentials([
-			W.backlogCredential(limited, { ...base, requestsPerMinute: LIMIT, rateLimitWindowSeconds: windowMs / 1000 }),
-			W.backlogCredential(realMinute, { ...base, requestsPerMinute: LIMIT, rateLimitWindowSeconds: 60 }),
-			W.backlogCredential(unlimited, { ...base, requestsPerMinute: 1_000_000, rateLimitWindowSeconds: 60 }),
+			W.backlogCredential(limited, {
+				...base,
+				requestsPerMinute: LIMIT,
+				rateLimitWindowSeconds: windowMs / 1000,
+			}),
+			W.backlogCredential(realMinute, {
+				...base,
+				requestsPerMinute: LIMIT,
+				rateLimitWindowSeconds: 60,
+			}),
+			W.backlogCredential(unlimited, {
+				...base,
+				requestsPerMinute: 1_000_000,
+				rateLimitWindowSeconds: 60,
+			}),
 			W.headerAuthCredential(header, TOKEN),
 		]);
 
@@ -43,7 +61,10 @@ export async function runMajor(options: Options, sim: Simulator, tgz: string, in
 			for (const n of options.sizes) {
 				for (const contender of ours) {
 					const id = workflows.sync(contender, n, limited);
-					plan.push(async () => void results.sync.push(await runSync(run, contender, 'open', id, n, windowMs)));
+					plan.push(
+						async () =>
+							void results.sync.push(await runSync(run, contender, 'open', id, n, windowMs)),
+					);
 				}
 				if (has('http')) {
 					const httpN = Math.min(n, options.httpMax);
@@ -64,20 +85,47 @@ export async function runMajor(options: Options, sim: Simulator, tgz: string, in
 			for (const n of options.cappedSizes) {
 				for (const contender of ours) {
 					const id = workflows.sync(contender, n, limited);
-					plan.push(async () => void results.sync.push(await runSync(run, contender, 'capped50', id, n, windowMs)));
+					plan.push(
+						async () =>
+							void results.sync.push(await runSync(run, contender, 'capped50', id, n, windowMs)),
+					);
 				}
 			}
 		}
 		if (options.realMinute) {
 			for (const contender of ours) {
 				const id = workflows.sync(contender, 10000, realMinute);
-				plan.push(async () => void results.sync.push(await runSync(run, contender, 'open', id, 10000, 60_000)));
+				plan.push(
+					async () =>
+						void results.sync.push(await runSync(run, contender, 'open', id, 10000, 60_000)),
+				);
 			}
 		}
 		if (options.parts.includes('returnAll')) {
-			const returnAllId = workflows.add(W.workflow('benchReturnAll01', 'bench: Return All', [W.manualTrigger(), W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: true })]));
-			const limitOneId = workflows.add(W.workflow('benchReturnOne01', 'bench: Limit 1', [W.manualTrigger(), W.backlogNode('Task Backlog', limited, { resource: 'task', operation: 'getAll', returnAll: false, limit: 1 })]));
-			plan.push(async () => void results.returnAll.push(await runReturnAll(run, returnAllId, limitOneId)));
+			const returnAllId = workflows.add(
+				W.workflow('benchReturnAll01', 'bench: Return All', [
+					W.manualTrigger(),
+					W.backlogNode('Task Backlog', limited, {
+						resource: 'task',
+						operation: 'getAll',
+						returnAll: true,
+					}),
+				]),
+			);
+			const limitOneId = workflows.add(
+				W.workflow('benchReturnOne01', 'bench: Limit 1', [
+					W.manualTrigger(),
+					W.backlogNode('Task Backlog', limited, {
+						resource: 'task',
+						operation: 'getAll',
+						returnAll: false,
+						limit: 1,
+					}),
+				]),
+			);
+			plan.push(
+				async () => void results.returnAll.push(await runReturnAll(run, returnAllId, limitOneId)),
+			);
 		}
 		if (options.parts.includes('overhead')) {
 			const disabledId = workflows.sync('define-below', OVERHEAD_N, unlimited, { disabled: true });
@@ -88,8 +136,14 @@ export async function runMajor(options: Options, sim: Simulator, tgz: string, in
 					W.setNode('Task Backlog', { ticket_id: '={{ $json.id }}', title: '={{ $json.title }}' }),
 				]),
 			);
-			const contenders = ours.map((contender) => ({ contender, id: workflows.sync(contender, OVERHEAD_N, unlimited) }));
-			plan.push(async () => void results.overhead.push(await runOverhead(run, contenders, disabledId, setId)));
+			const contenders = ours.map((contender) => ({
+				contender,
+				id: workflows.sync(contender, OVERHEAD_N, unlimited),
+			}));
+			plan.push(
+				async () =>
+					void results.overhead.push(await runOverhead(run, contenders, disabledId, setId)),
+			);
 		}
 		if (options.cpuProf) {
 			const id = workflows.sync('auto-map', PROFILE_N, unlimited);

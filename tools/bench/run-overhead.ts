@@ -13,12 +13,22 @@ export async function runOverhead(
 ): Promise<OverheadResult> {
 	const { sim, folder, major } = run;
 	resetSimulator(sim, 0, 60_000);
-	const baseline = await execute(folder, disabledId, `n8n ${major}.x ${OVERHEAD_N} items, our node disabled (CPU baseline)`);
+	const baseline = await execute(
+		folder,
+		disabledId,
+		`n8n ${major}.x ${OVERHEAD_N} items, our node disabled (CPU baseline)`,
+	);
 	const baselineCpu = cpuOf(baseline);
 	const per1000 = (total?: number) =>
-		total !== undefined && baselineCpu !== undefined ? (total - baselineCpu) / 1000 / (OVERHEAD_N / 1000) : undefined;
+		total !== undefined && baselineCpu !== undefined
+			? (total - baselineCpu) / 1000 / (OVERHEAD_N / 1000)
+			: undefined;
 	const rows: OverheadRow[] = [];
-	const set = await execute(folder, setId, `n8n ${major}.x ${OVERHEAD_N} items through a Set node with the same two expressions`);
+	const set = await execute(
+		folder,
+		setId,
+		`n8n ${major}.x ${OVERHEAD_N} items through a Set node with the same two expressions`,
+	);
 	rows.push({
 		contender: 'set-node',
 		ok: !errorText(set),
@@ -31,7 +41,11 @@ export async function runOverhead(
 	});
 	for (const { contender, id } of contenders) {
 		resetSimulator(sim, 0, 60_000);
-		const measured = await execute(folder, id, `n8n ${major}.x ${OVERHEAD_N} upserts, ${CONTENDER_NAME[contender]}, no rate limit`);
+		const measured = await execute(
+			folder,
+			id,
+			`n8n ${major}.x ${OVERHEAD_N} upserts, ${CONTENDER_NAME[contender]}, no rate limit`,
+		);
 		rows.push({
 			contender,
 			ok: !errorText(measured),

@@ -5,14 +5,28 @@ import { cpuOf, errorText, execute, resetSimulator, type MajorRun } from './exec
 import type { ReturnAllResult } from './results';
 import { LIMIT, PAGE_SIZE, RETURN_ALL_TASKS, ceilDiv, floorMs } from './setup';
 
-export async function runReturnAll(run: MajorRun, id: string, limitOneId: string): Promise<ReturnAllResult> {
+export async function runReturnAll(
+	run: MajorRun,
+	id: string,
+	limitOneId: string,
+): Promise<ReturnAllResult> {
 	const { sim, folder, major } = run;
 	const { windowMs } = run.options;
 	resetSimulator(sim, LIMIT, windowMs);
-	sim.seedTasks(RETURN_ALL_TASKS, (i) => ({ fields: { title: `Seeded ${i + 1}`, ticket_id: `S-${i + 1}` } }));
-	const baseline = await execute(folder, limitOneId, `n8n ${major}.x Get Many, Limit 1 (memory baseline)`);
+	sim.seedTasks(RETURN_ALL_TASKS, (i) => ({
+		fields: { title: `Seeded ${i + 1}`, ticket_id: `S-${i + 1}` },
+	}));
+	const baseline = await execute(
+		folder,
+		limitOneId,
+		`n8n ${major}.x Get Many, Limit 1 (memory baseline)`,
+	);
 	sim.clearRequests();
-	const measured = await execute(folder, id, `n8n ${major}.x Get Many, Return All of ${RETURN_ALL_TASKS}`);
+	const measured = await execute(
+		folder,
+		id,
+		`n8n ${major}.x Get Many, Return All of ${RETURN_ALL_TASKS}`,
+	);
 	const node = W.nodeRun(measured.run, 'Task Backlog');
 	const requests = sim.requests;
 	return {

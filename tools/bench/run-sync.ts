@@ -6,17 +6,29 @@ import { cpuOf, errorText, execute, resetSimulator, type MajorRun } from './exec
 import { CONTENDER_NAME, type Contender, type Server, type SyncResult } from './results';
 import { BATCH_SIZE, CAPPED_BATCH_LIMIT, LIMIT, ceilDiv, floorMs } from './setup';
 
-export async function runSync(run: MajorRun, contender: Contender, server: Server, id: string, n: number, windowMs: number): Promise<SyncResult> {
+export async function runSync(
+	run: MajorRun,
+	contender: Contender,
+	server: Server,
+	id: string,
+	n: number,
+	windowMs: number,
+): Promise<SyncResult> {
 	const { sim, major } = run;
 	resetSimulator(sim, LIMIT, windowMs, server);
 	const nodeName = contender === 'http-request' ? 'HTTP Request' : 'Task Backlog';
 	const serverName = server === 'capped50' ? ', batch limit 50 undocumented' : '';
-	const measured = await execute(run.folder, id, `n8n ${major}.x ${CONTENDER_NAME[contender]} N=${n} (window ${windowMs / 1000} s${serverName})`);
+	const measured = await execute(
+		run.folder,
+		id,
+		`n8n ${major}.x ${CONTENDER_NAME[contender]} N=${n} (window ${windowMs / 1000} s${serverName})`,
+	);
 	const node = W.nodeRun(measured.run, nodeName);
 	const requests = [...sim.requests];
 	const start = node?.startTime ?? requests[0]?.at ?? 0;
 	const nodeMs = node?.executionTime ?? 0;
-	const acceptedBatch = server === 'capped50' ? Math.min(BATCH_SIZE, CAPPED_BATCH_LIMIT) : BATCH_SIZE;
+	const acceptedBatch =
+		server === 'capped50' ? Math.min(BATCH_SIZE, CAPPED_BATCH_LIMIT) : BATCH_SIZE;
 	const requestsNeeded = contender === 'http-request' ? n : ceilDiv(n, acceptedBatch);
 	const firstAt = requests[0]?.at ?? start;
 	const result: SyncResult = {
@@ -32,7 +44,8 @@ export async function runSync(run: MajorRun, contender: Contender, server: Serve
 		writeRequests: requests.filter((r) => r.method !== 'GET' && r.path !== '/tasks/query').length,
 		requestsNeeded,
 		rejected429: requests.filter((r) => r.status === 429).length,
-		otherErrors: requests.filter((r) => r.status !== 429 && (r.status >= 400 || r.status === 0)).length,
+		otherErrors: requests.filter((r) => r.status !== 429 && (r.status >= 400 || r.status === 0))
+			.length,
 		...checkTasks(sim, n),
 		errorItems: (node?.items ?? []).filter((item) => item.error !== undefined).length,
 		nodeMs,
@@ -62,7 +75,12 @@ function checkTasks(sim: Simulator, n: number) {
 	}
 	let missing = 0;
 	for (let i = 1; i <= n; i++) if (!byTicket.has(`T-${i}`)) missing++;
-	return { tasks: sim.tasks.size, duplicates: sim.tasks.size - byTicket.size, missing, wrongValues };
+	return {
+		tasks: sim.tasks.size,
+		duplicates: sim.tasks.size - byTicket.size,
+		missing,
+		wrongValues,
+	};
 }
 
 /** A run of the HTTP Request contender at a smaller N, scaled up linearly (marked as such everywhere). */

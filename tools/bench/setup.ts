@@ -21,7 +21,11 @@ export const CAPPED_BATCH_LIMIT = 50;
  * scaled window). Retry On Fail re-runs the whole node, every item, when any item failed.
  */
 export function httpContender(windowMs: number): HttpContenderOptions {
-	return { itemsPerBatch: LIMIT, batchIntervalMs: windowMs, retryOnFail: { maxTries: 3, waitBetweenTries: 1000 } };
+	return {
+		itemsPerBatch: LIMIT,
+		batchIntervalMs: windowMs,
+		retryOnFail: { maxTries: 3, waitBetweenTries: 1000 },
+	};
 }
 
 export const ceilDiv = (a: number, b: number) => Math.ceil(a / b);

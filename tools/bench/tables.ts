@@ -12,11 +12,21 @@ export function reportTables(bench: Results, options: Options): { text: string; 
 	const out: string[] = [];
 	const targets: Json[] = [];
 	for (const major of options.majors) {
-		out.push(...syncTable(bench, major), ...returnAllTable(bench, major), ...overheadTable(bench, major), ...profileSection(bench, major));
+		out.push(
+			...syncTable(bench, major),
+			...returnAllTable(bench, major),
+			...overheadTable(bench, major),
+			...profileSection(bench, major),
+		);
 		targets.push(...majorTargets(bench, major));
 	}
 	out.push('\n### Targets\n');
-	out.push(table(['Target', 'Where', 'Met', 'Value'], targets.map((t) => [t.target, t.at, t.met ? 'yes' : 'NO', String(t.value)])));
+	out.push(
+		table(
+			['Target', 'Where', 'Met', 'Value'],
+			targets.map((t) => [t.target, t.at, t.met ? 'yes' : 'NO', String(t.value)]),
+		),
+	);
 	return { text: out.join('\n'), targets };
 }
 
@@ -24,7 +34,13 @@ function syncTable(bench: Results, major: N8nMajor): string[] {
 	const sync = bench.sync.filter((r) => r.major === major);
 	if (sync.length === 0) return [];
 	const rows = sync.map((r) => {
-		const http = sync.find((p) => p.n === r.n && p.windowMs === r.windowMs && p.contender === 'http-request' && p.server === r.server);
+		const http = sync.find(
+			(p) =>
+				p.n === r.n &&
+				p.windowMs === r.windowMs &&
+				p.contender === 'http-request' &&
+				p.server === r.server,
+		);
 		const vsHttp = r.contender !== 'http-request' && http ? fmt(r.nodeMs / http.nodeMs, 3) : '';
 		return [
 			`${CONTENDER_NAME[r.contender]}${r.extrapolatedFrom ? ` (extrapolated from N=${fmt(r.extrapolatedFrom)})` : ''}${r.ok ? '' : ' FAILED'}`,
@@ -48,7 +64,24 @@ function syncTable(bench: Results, major: N8nMajor): string[] {
 	return [
 		`\n### Sync N tickets, n8n ${major}.x (rate limit ${LIMIT} requests per window; Create or Update, Batch Size ${BATCH_SIZE})\n`,
 		table(
-			['Contender', 'Server', 'N', 'Window', 'Requests (writes)', 'Needed', '429s', 'Tasks / dup / missing / wrong', 'Wall (s)', 'Prep (s)', 'Requests phase (s)', 'Floor (s)', 'Wall / floor', 'Wall / HTTP', 'CPU (s)', 'Peak RSS (MB)'],
+			[
+				'Contender',
+				'Server',
+				'N',
+				'Window',
+				'Requests (writes)',
+				'Needed',
+				'429s',
+				'Tasks / dup / missing / wrong',
+				'Wall (s)',
+				'Prep (s)',
+				'Requests phase (s)',
+				'Floor (s)',
+				'Wall / floor',
+				'Wall / HTTP',
+				'CPU (s)',
+				'Peak RSS (MB)',
+			],
 			rows,
 		),
 	];
@@ -60,8 +93,28 @@ function returnAllTable(bench: Results, major: N8nMajor): string[] {
 	return [
 		`\n### Return All, n8n ${major}.x (Get Many of ${fmt(returnAll.tasks)} seeded tasks, pages of ${PAGE_SIZE})\n`,
 		table(
-			['Items', 'Requests', '429s', 'Wall (s)', 'Floor (s)', 'Peak RSS of n8n execute (MB)', 'Same with Limit 1 (MB)', 'CPU (s)'],
-			[[fmt(returnAll.items), fmt(returnAll.requests), fmt(returnAll.rejected429), seconds(returnAll.nodeMs), seconds(returnAll.floorMs), fmt(returnAll.peakRssMb), fmt(returnAll.baselinePeakRssMb), returnAll.cpuMs === undefined ? 'n/a' : seconds(returnAll.cpuMs)]],
+			[
+				'Items',
+				'Requests',
+				'429s',
+				'Wall (s)',
+				'Floor (s)',
+				'Peak RSS of n8n execute (MB)',
+				'Same with Limit 1 (MB)',
+				'CPU (s)',
+			],
+			[
+				[
+					fmt(returnAll.items),
+					fmt(returnAll.requests),
+					fmt(returnAll.rejected429),
+					seconds(returnAll.nodeMs),
+					seconds(returnAll.floorMs),
+					fmt(returnAll.peakRssMb),
+					fmt(returnAll.baselinePeakRssMb),
+					returnAll.cpuMs === undefined ? 'n/a' : seconds(returnAll.cpuMs),
+				],
+			],
 		),
 	];
 }
@@ -72,7 +125,15 @@ function overheadTable(bench: Results, major: N8nMajor): string[] {
 	return [
 		`\n### Overhead, n8n ${major}.x (rate limit off, ${fmt(overhead.n)} upserts by external ID, batches of ${BATCH_SIZE}; CPU of the n8n process minus the same workflow with our node disabled, ${overhead.baselineCpuMs === undefined ? 'n/a' : seconds(overhead.baselineCpuMs)} s)\n`,
 		table(
-			['Node', 'Node time (s)', 'Items per second (node time)', 'CPU s per 1,000 items', 'Items per CPU second', 'Requests', 'Peak RSS (MB)'],
+			[
+				'Node',
+				'Node time (s)',
+				'Items per second (node time)',
+				'CPU s per 1,000 items',
+				'Items per CPU second',
+				'Requests',
+				'Peak RSS (MB)',
+			],
 			overhead.rows.map((row) => [
 				`${row.contender === 'set-node' ? "n8n's Set node, the same 2 expressions" : CONTENDER_NAME[row.contender]}${row.ok ? '' : ' FAILED'}`,
 				seconds(row.nodeMs),
@@ -89,14 +150,24 @@ function overheadTable(bench: Results, major: N8nMajor): string[] {
 function profileSection(bench: Results, major: N8nMajor): string[] {
 	const profile = bench.profiles.find((p) => p.major === major);
 	if (!profile) return [];
-	const out = [`\n### CPU profile of one ${fmt(profile.n)}-item Map Automatically run, n8n ${major}.x (rate limit off; node --cpu-prof on the n8n execute process)\n`];
+	const out = [
+		`\n### CPU profile of one ${fmt(profile.n)}-item Map Automatically run, n8n ${major}.x (rate limit off; node --cpu-prof on the n8n execute process)\n`,
+	];
 	if (profile.node && profile.process) {
 		const node = profile.node;
 		out.push(
-			`Node run ${seconds(profile.nodeMs)} s; ${fmt(node.totalMs)} ms sampled in it (${fmt(node.samples)} samples), of which ${fmt(node.ourStackMs)} ms (${fmt((node.ourStackMs / node.totalMs) * 100, 1)} %) with a frame of our package on the stack = ${fmt(node.ourStackMs / (profile.n / 1000), 2)} ms per 1,000 items. Self time by area: ${node.areas.slice(0, 8).map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`).join(', ')}. Profile: ${profile.file}\n`,
+			`Node run ${seconds(profile.nodeMs)} s; ${fmt(node.totalMs)} ms sampled in it (${fmt(node.samples)} samples), of which ${fmt(node.ourStackMs)} ms (${fmt((node.ourStackMs / node.totalMs) * 100, 1)} %) with a frame of our package on the stack = ${fmt(node.ourStackMs / (profile.n / 1000), 2)} ms per 1,000 items. Self time by area: ${node.areas
+				.slice(0, 8)
+				.map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`)
+				.join(', ')}. Profile: ${profile.file}\n`,
 		);
 		out.push(profileTable(node));
-		out.push(`\nWhole process (start-up included, ${fmt(profile.process.totalMs)} ms): ${profile.process.areas.slice(0, 6).map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`).join(', ')}`);
+		out.push(
+			`\nWhole process (start-up included, ${fmt(profile.process.totalMs)} ms): ${profile.process.areas
+				.slice(0, 6)
+				.map((a) => `${a.area} ${fmt(a.share * 100, 1)} %`)
+				.join(', ')}`,
+		);
 	} else out.push(`No profile: ${profile.error ?? 'unknown reason'}`);
 	return out;
 }
@@ -104,6 +175,11 @@ function profileSection(bench: Results, major: N8nMajor): string[] {
 function profileTable(summary: ProfileSummary): string {
 	return table(
 		['Function (self time)', 'Where', 'Self (ms)', 'Share'],
-		summary.top.map((entry) => [entry.name, entry.where || entry.area, fmt(entry.selfMs), `${fmt(entry.share * 100, 1)} %`]),
+		summary.top.map((entry) => [
+			entry.name,
+			entry.where || entry.area,
+			fmt(entry.selfMs),
+			`${fmt(entry.share * 100, 1)} %`,
+		]),
 	);
 }

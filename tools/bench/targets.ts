@@ -11,30 +11,84 @@ export function majorTargets(bench: Results, major: N8nMajor): Json[] {
 	const auto = overhead?.rows.find((row) => row.contender === 'auto-map');
 	if (overhead && auto) {
 		const perSecond = auto.cpuSecondsPer1000 ? 1000 / auto.cpuSecondsPer1000 : 0;
-		targets.push({ target: 'Map Automatically: ≥ 20,000 items per CPU second, whole n8n process (rate limit off; minus the workflow with the node disabled; includes n8n storing and printing the 10,000 tasks output)', at: `n8n ${major}.x N=${fmt(overhead.n)}`, met: perSecond >= 20000, value: `${fmt(perSecond)} items/s (${fmt(auto.cpuSecondsPer1000, 3)} CPU s per 1,000)` });
+		targets.push({
+			target:
+				'Map Automatically: ≥ 20,000 items per CPU second, whole n8n process (rate limit off; minus the workflow with the node disabled; includes n8n storing and printing the 10,000 tasks output)',
+			at: `n8n ${major}.x N=${fmt(overhead.n)}`,
+			met: perSecond >= 20000,
+			value: `${fmt(perSecond)} items/s (${fmt(auto.cpuSecondsPer1000, 3)} CPU s per 1,000)`,
+		});
 	}
 	const nodeProfile = bench.profiles.find((p) => p.major === major)?.node;
 	if (nodeProfile) {
 		const perSecond = nodeProfile.ourStackMs > 0 ? PROFILE_N / (nodeProfile.ourStackMs / 1000) : 0;
-		targets.push({ target: 'Map Automatically: ≥ 20,000 items per CPU second of our node alone (CPU profile: samples with a frame of our package on the stack, rate limit off)', at: `n8n ${major}.x N=${fmt(PROFILE_N)}`, met: perSecond >= 20000, value: `${fmt(perSecond)} items/s (${fmt(nodeProfile.ourStackMs / (PROFILE_N / 1000), 1)} CPU ms per 1,000)` });
+		targets.push({
+			target:
+				'Map Automatically: ≥ 20,000 items per CPU second of our node alone (CPU profile: samples with a frame of our package on the stack, rate limit off)',
+			at: `n8n ${major}.x N=${fmt(PROFILE_N)}`,
+			met: perSecond >= 20000,
+			value: `${fmt(perSecond)} items/s (${fmt(nodeProfile.ourStackMs / (PROFILE_N / 1000), 1)} CPU ms per 1,000)`,
+		});
 	}
 	const sync = bench.sync.filter((r) => r.major === major);
 	for (const r of sync.filter((s) => s.contender !== 'http-request')) {
 		const at = `n8n ${major}.x ${CONTENDER_NAME[r.contender]} N=${fmt(r.n)}, window ${r.windowMs / 1000} s, ${serverLabel(r.server)} server`;
 		targets.push({ target: 'zero 429s', at, met: r.rejected429 === 0, value: r.rejected429 });
-		targets.push({ target: 'every ticket once, with its values', at, met: r.ok && r.tasks === r.n && r.duplicates === 0 && r.missing === 0 && r.wrongValues === 0, value: `${r.tasks} tasks, ${r.duplicates} dup, ${r.missing} missing, ${r.wrongValues} wrong` });
+		targets.push({
+			target: 'every ticket once, with its values',
+			at,
+			met: r.ok && r.tasks === r.n && r.duplicates === 0 && r.missing === 0 && r.wrongValues === 0,
+			value: `${r.tasks} tasks, ${r.duplicates} dup, ${r.missing} missing, ${r.wrongValues} wrong`,
+		});
 		if (r.server === 'capped50') {
 			// + 4: two bulk reads (not archived, archived), one GET confirming a uid they did not return, one refused batch.
-			targets.push({ target: `requests ≤ ceil(N / ${CAPPED_BATCH_LIMIT}) + 4`, at, met: r.requests <= r.requestsNeeded + 4, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 4)} (${fmt(r.writeRequests)} writes)` });
-			targets.push({ target: 'wall ≤ 1.1 × floor + 2 s', at, met: r.nodeMs <= 1.1 * r.floorMs + 2000, value: `${seconds(r.nodeMs)} s ≤ ${seconds(1.1 * r.floorMs + 2000)} s` });
+			targets.push({
+				target: `requests ≤ ceil(N / ${CAPPED_BATCH_LIMIT}) + 4`,
+				at,
+				met: r.requests <= r.requestsNeeded + 4,
+				value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 4)} (${fmt(r.writeRequests)} writes)`,
+			});
+			targets.push({
+				target: 'wall ≤ 1.1 × floor + 2 s',
+				at,
+				met: r.nodeMs <= 1.1 * r.floorMs + 2000,
+				value: `${seconds(r.nodeMs)} s ≤ ${seconds(1.1 * r.floorMs + 2000)} s`,
+			});
 		} else {
-			targets.push({ target: `requests ≤ ceil(N / ${BATCH_SIZE}) + 2`, at, met: r.requests <= r.requestsNeeded + 2, value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 2)} (${fmt(r.writeRequests)} writes)` });
-			targets.push({ target: 'wall ≤ 1.1 × floor', at, met: r.nodeMs <= 1.1 * r.floorMs, value: `${seconds(r.nodeMs)} s / ${seconds(r.floorMs)} s = ${fmt(r.nodeMs / r.floorMs, 2)}` });
+			targets.push({
+				target: `requests ≤ ceil(N / ${BATCH_SIZE}) + 2`,
+				at,
+				met: r.requests <= r.requestsNeeded + 2,
+				value: `${fmt(r.requests)} ≤ ${fmt(r.requestsNeeded + 2)} (${fmt(r.writeRequests)} writes)`,
+			});
+			targets.push({
+				target: 'wall ≤ 1.1 × floor',
+				at,
+				met: r.nodeMs <= 1.1 * r.floorMs,
+				value: `${seconds(r.nodeMs)} s / ${seconds(r.floorMs)} s = ${fmt(r.nodeMs / r.floorMs, 2)}`,
+			});
 		}
-		if (r.n >= 50000) targets.push({ target: 'completes; peak RSS of n8n execute', at, met: r.ok, value: r.peakRssMb === undefined ? 'n/a' : `${fmt(r.peakRssMb)} MB` });
-		const http = sync.find((p) => p.n === r.n && p.contender === 'http-request' && p.windowMs === r.windowMs && p.server === r.server);
+		if (r.n >= 50000)
+			targets.push({
+				target: 'completes; peak RSS of n8n execute',
+				at,
+				met: r.ok,
+				value: r.peakRssMb === undefined ? 'n/a' : `${fmt(r.peakRssMb)} MB`,
+			});
+		const http = sync.find(
+			(p) =>
+				p.n === r.n &&
+				p.contender === 'http-request' &&
+				p.windowMs === r.windowMs &&
+				p.server === r.server,
+		);
 		if (r.n >= 10000 && http) {
-			targets.push({ target: '≥ 50× fewer requests than HTTP Request', at, met: http.requests / r.requests >= 50, value: `${fmt(http.requests / r.requests, 1)}×${http.extrapolatedFrom ? ' (HTTP extrapolated)' : ''}` });
+			targets.push({
+				target: '≥ 50× fewer requests than HTTP Request',
+				at,
+				met: http.requests / r.requests >= 50,
+				value: `${fmt(http.requests / r.requests, 1)}×${http.extrapolatedFrom ? ' (HTTP extrapolated)' : ''}`,
+			});
 		}
 	}
 	return targets;

@@ -20,21 +20,27 @@ export class BenchWorkflows {
 		const key = `${contender}:${n}:${credential.id}:${JSON.stringify(settings)}`;
 		let workflow = this.workflows.get(key);
 		if (!workflow) {
-			const id = `bench${String(this.workflows.size).padStart(3, '0')}${contender.slice(0, 4)}${String(n).padStart(5, '0')}`.slice(0, 16);
+			const id =
+				`bench${String(this.workflows.size).padStart(3, '0')}${contender.slice(0, 4)}${String(n).padStart(5, '0')}`.slice(
+					0,
+					16,
+				);
 			const node =
 				contender === 'http-request'
 					? W.httpPutNode('HTTP Request', this.baseUrl, this.header, httpContender(this.windowMs))
 					: W.backlogNode(
 							'Task Backlog',
 							credential,
-							contender === 'auto-map' ? W.autoMapParameters({ batchSize: BATCH_SIZE }) : W.upsertParameters({ batchSize: BATCH_SIZE }),
+							contender === 'auto-map'
+								? W.autoMapParameters({ batchSize: BATCH_SIZE })
+								: W.upsertParameters({ batchSize: BATCH_SIZE }),
 							settings,
 						);
-			workflow = W.workflow(id, `bench: ${CONTENDER_NAME[contender]} ${n}${settings.disabled ? ' (disabled)' : ''} (${credential.name})`, [
-				W.manualTrigger(),
-				W.ticketsNode('Tickets', n),
-				node,
-			]);
+			workflow = W.workflow(
+				id,
+				`bench: ${CONTENDER_NAME[contender]} ${n}${settings.disabled ? ' (disabled)' : ''} (${credential.name})`,
+				[W.manualTrigger(), W.ticketsNode('Tickets', n), node],
+			);
 			this.workflows.set(key, workflow);
 		}
 		return workflow.id;

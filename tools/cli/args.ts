@@ -39,7 +39,13 @@ export class Arg {
 	/** A whole number from min to max. */
 	int(min: number, max: number): number {
 		const n = Number(this.raw);
-		if (this.raw === undefined || this.raw.trim() === '' || !Number.isInteger(n) || n < min || n > max) {
+		if (
+			this.raw === undefined ||
+			this.raw.trim() === '' ||
+			!Number.isInteger(n) ||
+			n < min ||
+			n > max
+		) {
 			throw new ArgsError(`${this.flag} needs a whole number ${min}-${max}`);
 		}
 		return n;
@@ -61,14 +67,16 @@ export class Arg {
 	/** One of the given values. */
 	oneOf<T extends string>(values: readonly T[]): T {
 		const text = this.text();
-		if (!(values as readonly string[]).includes(text)) throw new ArgsError(`${this.flag} must be one of ${values.join(', ')}`);
+		if (!(values as readonly string[]).includes(text))
+			throw new ArgsError(`${this.flag} must be one of ${values.join(', ')}`);
 		return text as T;
 	}
 }
 
 function toNumber(flag: string, raw: string | undefined): number {
 	const n = Number(raw);
-	if (raw === undefined || raw.trim() === '' || Number.isNaN(n)) throw new ArgsError(`${flag} needs a number`);
+	if (raw === undefined || raw.trim() === '' || Number.isNaN(n))
+		throw new ArgsError(`${flag} needs a number`);
 	return n;
 }
 
@@ -105,7 +113,12 @@ export function readArgs(argv: string[], cli: CommandLine, onFlag: (arg: Arg) =>
 				onFlag(new Arg(flag, argv[++i]));
 			} else {
 				const next = argv[i + 1];
-				onFlag(new Arg(flag, next !== undefined && next !== '' && !next.startsWith('--') ? argv[++i] : undefined));
+				onFlag(
+					new Arg(
+						flag,
+						next !== undefined && next !== '' && !next.startsWith('--') ? argv[++i] : undefined,
+					),
+				);
 			}
 		}
 	} catch (e) {

@@ -26,7 +26,8 @@ export async function runHeadline({ folder, sim, headline }: Demo): Promise<Work
 
 function nodeOutput(run: any, nodeName: string): Array<Record<string, any>> {
 	const runData = run?.data?.resultData?.runData ?? run?.resultData?.runData;
-	const items = runData?.[nodeName]?.[0]?.data?.main?.[0] as Array<{ json: Record<string, any> }> | undefined;
+	const items = runData?.[nodeName]?.[0]?.data?.main?.[0] as
+		Array<{ json: Record<string, any> }> | undefined;
 	return (items ?? []).map((item) => item.json);
 }
 

@@ -31,7 +31,11 @@ export async function portIsFree(port: number): Promise<boolean> {
 }
 
 /** The wanted port when it is free, else a free one (and says so through note). */
-export async function pickPort(wanted: number, what: string, note: (line: string) => void): Promise<number> {
+export async function pickPort(
+	wanted: number,
+	what: string,
+	note: (line: string) => void,
+): Promise<number> {
 	if (wanted === 0) return await freePort();
 	if (await portIsFree(wanted)) return wanted;
 	const port = await freePort();
@@ -43,7 +47,13 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export async function startDemoN8n(
 	folder: N8nUserFolder,
-	opts: { port: number; logFile: string; maxLifetimeMs: number; readyTimeoutMs?: number; env?: Record<string, string> },
+	opts: {
+		port: number;
+		logFile: string;
+		maxLifetimeMs: number;
+		readyTimeoutMs?: number;
+		env?: Record<string, string>;
+	},
 ): Promise<DemoN8n> {
 	if (!exitHook) {
 		exitHook = true;
@@ -116,17 +126,26 @@ export async function startDemoN8n(
 	const started = Date.now();
 	const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
 	for (;;) {
-		if (ended !== undefined) throw new Error(`n8n start ${ended} before it was ready (log: ${opts.logFile})`);
+		if (ended !== undefined)
+			throw new Error(`n8n start ${ended} before it was ready (log: ${opts.logFile})`);
 		if (Date.now() - started > readyTimeoutMs) {
 			await stop();
-			throw new Error(`n8n start not ready after ${readyTimeoutMs / 1000} s (log: ${opts.logFile})`);
+			throw new Error(
+				`n8n start not ready after ${readyTimeoutMs / 1000} s (log: ${opts.logFile})`,
+			);
 		}
 		try {
 			// readiness answers before the REST API is mounted (1.x: /rest/login was still 404): wait for both
-			const ready = await request(`${baseUrl}/healthz/readiness`, { headersTimeout: 5000, bodyTimeout: 5000 });
+			const ready = await request(`${baseUrl}/healthz/readiness`, {
+				headersTimeout: 5000,
+				bodyTimeout: 5000,
+			});
 			await ready.body.dump();
 			if (ready.statusCode === 200) {
-				const settings = await request(`${baseUrl}/rest/settings`, { headersTimeout: 5000, bodyTimeout: 5000 });
+				const settings = await request(`${baseUrl}/rest/settings`, {
+					headersTimeout: 5000,
+					bodyTimeout: 5000,
+				});
 				const text = await settings.body.text();
 				if (settings.statusCode === 200 && text.startsWith('{')) break;
 			}

@@ -43,7 +43,14 @@ const FLAGS: Record<string, FlagKind> = {
 };
 
 export function parseArgs(argv: string[], projectDir: string): Options {
-	const opts: Options = { once: !process.stdin.isTTY, port: 5678, simPort: 5680, major: 2, reset: false, hours: 8 };
+	const opts: Options = {
+		once: !process.stdin.isTTY,
+		port: 5678,
+		simPort: 5680,
+		major: 2,
+		reset: false,
+		hours: 8,
+	};
 	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg) => {
 		switch (arg.flag) {
 			case '--once':
@@ -68,7 +75,9 @@ export function parseArgs(argv: string[], projectDir: string): Options {
 				opts.stateFile = path.resolve(arg.nonEmpty('a file'));
 				break;
 			case '--screenshot':
-				opts.screenshot = path.resolve(arg.raw ?? path.join(projectDir, 'examples', 'screenshot-node.png'));
+				opts.screenshot = path.resolve(
+					arg.raw ?? path.join(projectDir, 'examples', 'screenshot-node.png'),
+				);
 				break;
 			case '--hours':
 				opts.hours = arg.int(1, 24 * 7);

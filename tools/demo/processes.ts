@@ -46,7 +46,8 @@ export class DemoProcesses {
 	/** The harness's own signal handlers remove the user folder at once; n8n must stop first (stopAll does both). */
 	dropOtherSignalHandlers() {
 		for (const signal of SIGNALS) {
-			for (const listener of process.listeners(signal)) if (listener !== this.onSignal) process.removeListener(signal, listener);
+			for (const listener of process.listeners(signal))
+				if (listener !== this.onSignal) process.removeListener(signal, listener);
 		}
 	}
 

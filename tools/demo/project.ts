@@ -27,28 +27,45 @@ export interface Example {
 export function findProjectDir(): string {
 	for (let dir = __dirname; ; dir = path.dirname(dir)) {
 		const manifest = path.join(dir, 'package.json');
-		if (fs.existsSync(manifest) && JSON.parse(fs.readFileSync(manifest, 'utf8')).name === 'n8n-nodes-task-backlog') return dir;
-		if (path.dirname(dir) === dir) throw new Error(`package n8n-nodes-task-backlog not found above ${__dirname}`);
+		if (
+			fs.existsSync(manifest) &&
+			JSON.parse(fs.readFileSync(manifest, 'utf8')).name === 'n8n-nodes-task-backlog'
+		)
+			return dir;
+		if (path.dirname(dir) === dir)
+			throw new Error(`package n8n-nodes-task-backlog not found above ${__dirname}`);
 	}
 }
 
 /** The workflow's Sync Backlog node, if it has one. */
 export function syncNodeOf(workflow: Workflow): WorkflowNode | undefined {
-	return workflow.nodes.find((n) => n.type === SYNC_NODE_TYPE && n.parameters.operation === 'syncBacklog');
+	return workflow.nodes.find(
+		(n) => n.type === SYNC_NODE_TYPE && n.parameters.operation === 'syncBacklog',
+	);
 }
 
 export function readExamples(projectDir: string): { workflows: Example[]; headline: Example } {
 	const dir = path.join(projectDir, 'examples');
-	const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')).sort() : [];
+	const files = fs.existsSync(dir)
+		? fs
+				.readdirSync(dir)
+				.filter((f) => f.endsWith('.json'))
+				.sort()
+		: [];
 	const workflows = files.map((file) => {
 		const workflow = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Workflow;
-		if (!workflow.id || !Array.isArray(workflow.nodes)) throw new Error(`examples/${file} is not a workflow with an id`);
+		if (!workflow.id || !Array.isArray(workflow.nodes))
+			throw new Error(`examples/${file} is not a workflow with an id`);
 		return { file, workflow };
 	});
 	const hasSync = (w: Workflow) => syncNodeOf(w) !== undefined;
 	const headline =
-		workflows.find((w) => w.file === HEADLINE && hasSync(w.workflow)) ?? workflows.find((w) => hasSync(w.workflow));
-	if (!headline) throw new Error(`no workflow with a Sync Backlog node in ${dir} (expected examples/${HEADLINE})`);
+		workflows.find((w) => w.file === HEADLINE && hasSync(w.workflow)) ??
+		workflows.find((w) => hasSync(w.workflow));
+	if (!headline)
+		throw new Error(
+			`no workflow with a Sync Backlog node in ${dir} (expected examples/${HEADLINE})`,
+		);
 	return { workflows, headline };
 }
 

@@ -49,7 +49,11 @@ export interface SyncSummary {
 	lines: string[];
 }
 
-function summarise(items: Array<Record<string, any>>, sim: Simulator, sourceValue: string): SyncSummary {
+function summarise(
+	items: Array<Record<string, any>>,
+	sim: Simulator,
+	sourceValue: string,
+): SyncSummary {
 	const counts = Object.fromEntries(ACTIONS.map((a) => [a, 0])) as Record<Action, number>;
 	const rows: Array<{ action: Action; id: string; title: string; link: string }> = [];
 	for (const item of items) {
@@ -64,10 +68,14 @@ function summarise(items: Array<Record<string, any>>, sim: Simulator, sourceValu
 			link: `${sim.url}/tasks/${uid}`,
 		});
 	}
-	rows.sort((a, b) => ACTIONS.indexOf(a.action) - ACTIONS.indexOf(b.action) || a.id.localeCompare(b.id));
+	rows.sort(
+		(a, b) => ACTIONS.indexOf(a.action) - ACTIONS.indexOf(b.action) || a.id.localeCompare(b.id),
+	);
 	const width = Math.min(48, Math.max(...rows.map((r) => r.title.length), 5));
 	const clip = (s: string) => (s.length > width ? `${s.slice(0, width - 1)}…` : s.padEnd(width));
-	const lines = rows.map((r) => `  ${r.action.padEnd(9)}  ${r.id.padEnd(8)}  ${clip(r.title)}  ${r.link}`);
+	const lines = rows.map(
+		(r) => `  ${r.action.padEnd(9)}  ${r.id.padEnd(8)}  ${clip(r.title)}  ${r.link}`,
+	);
 	const open = [...sim.tasks.values()].filter((t) => !t.archived && t.status !== 'DONE');
 	const ofSource = open.filter((t) => t.fields?.source === sourceValue).length;
 	lines.push(
@@ -80,12 +88,20 @@ function summarise(items: Array<Record<string, any>>, sim: Simulator, sourceValu
 }
 
 /** The headline sync's output, a task per line, and the backlog after it. */
-export function printSyncResult(nodeName: string, startedAt: number, items: Array<Record<string, any>>, sim: Simulator, sourceValue: string) {
+export function printSyncResult(
+	nodeName: string,
+	startedAt: number,
+	items: Array<Record<string, any>>,
+	sim: Simulator,
+	sourceValue: string,
+) {
 	const summary = summarise(items, sim, sourceValue);
 	print();
 	print(`Sync Backlog ("${nodeName}") in ${secondsSince(startedAt)}, ${items.length} tasks:`);
 	for (const line of summary.lines) print(line);
-	print(`  (task links are the simulator's API: curl -H 'Authorization: Bearer ${DEMO_TOKEN}' <link>)`);
+	print(
+		`  (task links are the simulator's API: curl -H 'Authorization: Bearer ${DEMO_TOKEN}' <link>)`,
+	);
 	print();
 	if (Object.values(summary.counts).reduce((a, b) => a + b, 0) === summary.counts.unchanged) {
 		say(
@@ -108,7 +124,16 @@ export interface Serving {
 }
 
 /** Where n8n, the examples and the simulator are while they run, and how to stop them. */
-export function printServing({ url, n8nVersion, ownerSetUp, workflows, credential, sim, stateFile, hours }: Serving) {
+export function printServing({
+	url,
+	n8nVersion,
+	ownerSetUp,
+	workflows,
+	credential,
+	sim,
+	stateFile,
+	hours,
+}: Serving) {
 	print();
 	print(`n8n ${n8nVersion} is running: ${url}`);
 	print(
@@ -120,8 +145,12 @@ export function printServing({ url, n8nVersion, ownerSetUp, workflows, credentia
 	for (const { file, workflow } of workflows) {
 		print(`  ${url}/workflow/${workflow.id}  ${workflow.name} (examples/${file})`);
 	}
-	print(`  the credential "${credential.name}" points at the simulator; open the ticket sync and press Execute workflow`);
+	print(
+		`  the credential "${credential.name}" points at the simulator; open the ticket sync and press Execute workflow`,
+	);
 	print(`Simulator of the Task Backlog Service: ${sim.url} (token ${DEMO_TOKEN})`);
-	print(`  all tasks: http://127.0.0.1:${sim.port}/_sim/state  (state kept in ${tilde(stateFile)})`);
+	print(
+		`  all tasks: http://127.0.0.1:${sim.port}/_sim/state  (state kept in ${tilde(stateFile)})`,
+	);
 	print(`Ctrl-C stops n8n and the simulator (at the latest after ${hours} h).`);
 }

@@ -3,7 +3,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { describeVersions, ensureN8n, N8nUserFolder, packPackage, type N8nInstall } from '../n8n/n8n';
+import {
+	describeVersions,
+	ensureN8n,
+	N8nUserFolder,
+	packPackage,
+	type N8nInstall,
+} from '../n8n/n8n';
 import { startSimulator, type Simulator } from '../simulator/simulator';
 import { pickPort } from './n8n-server';
 import type { Options } from './options';
@@ -24,7 +30,11 @@ export interface Demo {
 	credential: { id: string; name: string };
 }
 
-export async function prepareDemo(opts: Options, projectDir: string, processes: DemoProcesses): Promise<Demo> {
+export async function prepareDemo(
+	opts: Options,
+	projectDir: string,
+	processes: DemoProcesses,
+): Promise<Demo> {
 	if (!fs.existsSync(path.join(projectDir, 'dist', 'nodes'))) {
 		throw new Error('dist/ is not built: run `npm run demo` (it builds first) or `npm run build`');
 	}
@@ -46,12 +56,16 @@ export async function prepareDemo(opts: Options, projectDir: string, processes: 
 			windowMs: 60_000,
 		});
 	} catch (error) {
-		throw new Error(`cannot start the simulator with ${stateFile}: ${(error as Error).message} (--reset starts afresh)`);
+		throw new Error(
+			`cannot start the simulator with ${stateFile}: ${(error as Error).message} (--reset starts afresh)`,
+		);
 	}
 	if (fresh) seedDemoTasks(sim);
 	say(
 		`simulator of the Task Backlog Service at ${sim.url} (token ${DEMO_TOKEN}): ${sim.tasks.size} tasks ` +
-			(fresh ? '(seeded)' : `(state of earlier runs, ${tilde(stateFile)}; --reset to start afresh)`),
+			(fresh
+				? '(seeded)'
+				: `(state of earlier runs, ${tilde(stateFile)}; --reset to start afresh)`),
 	);
 
 	// ---- 2. n8n
@@ -62,19 +76,26 @@ export async function prepareDemo(opts: Options, projectDir: string, processes: 
 	// ---- 3. the package, installed the way a user would
 	const tgz = await step('npm pack', () => packPackage(projectDir));
 	say(`packed ${path.basename(tgz)}`);
-	const folder = (processes.folder = await step('installed the .tgz into a fresh n8n user folder', () =>
-		N8nUserFolder.create(install, { tgz, log: () => undefined }),
+	const folder = (processes.folder = await step(
+		'installed the .tgz into a fresh n8n user folder',
+		() => N8nUserFolder.create(install, { tgz, log: () => undefined }),
 	));
 	say(`user folder ${folder.dir} (removed on exit)`);
 
 	// ---- 4. credential and workflows
 	await step(`imported the credential "${credential.name}" (base URL ${sim.url})`, () =>
 		folder.importCredentials([
-			{ id: credential.id, name: credential.name, type: 'taskBacklogApi', data: { baseUrl: sim.url, token: DEMO_TOKEN } },
+			{
+				id: credential.id,
+				name: credential.name,
+				type: 'taskBacklogApi',
+				data: { baseUrl: sim.url, token: DEMO_TOKEN },
+			},
 		]),
 	);
-	await step(`imported ${workflows.length} example workflows (${workflows.map((w) => w.file).join(', ')})`, () =>
-		folder.importWorkflow(workflows.map((w) => w.workflow)),
+	await step(
+		`imported ${workflows.length} example workflows (${workflows.map((w) => w.file).join(', ')})`,
+		() => folder.importWorkflow(workflows.map((w) => w.workflow)),
 	);
 	return { install, sim, folder, workflows, headline, credential };
 }

@@ -27,7 +27,10 @@ const ticket = (id: string, title: string, priority: string, customer: string) =
 export const DEMO_SEED: Array<Partial<TaskBody>> = [
 	ticket('HD-1001', 'Printer on floor 3 jams on every job', 'high', 'Acme Corp'),
 	ticket('HD-1002', 'VPN drops sometimes', 'normal', 'Globex'),
-	{ ...ticket('HD-1005', 'Password reset email never arrives', 'normal', 'Acme Corp'), status: 'DONE' },
+	{
+		...ticket('HD-1005', 'Password reset email never arrives', 'normal', 'Acme Corp'),
+		status: 'DONE',
+	},
 	ticket('HD-0998', 'Monitor flickers after the dock update', 'normal', 'Initech'),
 	{ fields: { title: 'Call Initech back about the contract renewal', source: 'email' } },
 	{ fields: { title: 'Tidy up the shared inbox rules', source: 'email' }, status: 'STARTED' },

@@ -13,7 +13,12 @@ import { printServing } from './report';
 import type { Demo } from './run';
 
 /** Serves n8n until the user stops it; the exit code (1 when n8n ended on its own). */
-export async function serveDemo(opts: Options, demo: Demo, syncNode: WorkflowNode, processes: DemoProcesses): Promise<number> {
+export async function serveDemo(
+	opts: Options,
+	demo: Demo,
+	syncNode: WorkflowNode,
+	processes: DemoProcesses,
+): Promise<number> {
 	const n8nLog = path.join(path.dirname(processes.stateFile), 'n8n.log');
 	const port = await pickPort(opts.port, 'n8n', say);
 	fs.writeFileSync(n8nLog, '');

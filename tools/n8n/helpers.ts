@@ -69,7 +69,12 @@ export function processAlive(pid: number): boolean {
 }
 
 /** Runs fn while holding a lock folder (mkdir is atomic); waits for another holder, removes a dead holder's lock. */
-export async function withLock<T>(lockDir: string, what: string, log: Log, fn: () => Promise<T>): Promise<T> {
+export async function withLock<T>(
+	lockDir: string,
+	what: string,
+	log: Log,
+	fn: () => Promise<T>,
+): Promise<T> {
 	installExitHooks();
 	const deadline = Date.now() + LOCK_WAIT_MS;
 	let announced = false;
@@ -80,10 +85,13 @@ export async function withLock<T>(lockDir: string, what: string, log: Log, fn: (
 		} catch (error) {
 			if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
 		}
-		const owner = await readJson<{ pid: number; host: string; since: number }>(path.join(lockDir, 'owner.json'));
+		const owner = await readJson<{ pid: number; host: string; since: number }>(
+			path.join(lockDir, 'owner.json'),
+		);
 		let stale: string | undefined;
 		if (!owner) {
-			const age = Date.now() - (await fsp.stat(lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
+			const age =
+				Date.now() - (await fsp.stat(lockDir).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
 			if (age > 60_000) stale = 'no owner recorded';
 		} else if (owner.host === os.hostname() && !processAlive(owner.pid)) {
 			stale = `owner pid ${owner.pid} is gone`;
@@ -118,7 +126,10 @@ export async function withLock<T>(lockDir: string, what: string, log: Log, fn: (
 /** Logs "still running" every 30 s while a long step runs. */
 export async function withHeartbeat<T>(log: Log, what: string, fn: () => Promise<T>): Promise<T> {
 	const started = Date.now();
-	const timer = setInterval(() => log(`... still ${what} (${Math.round((Date.now() - started) / 1000)} s)`), 30_000);
+	const timer = setInterval(
+		() => log(`... still ${what} (${Math.round((Date.now() - started) / 1000)} s)`),
+		30_000,
+	);
 	timer.unref();
 	try {
 		return await fn();

@@ -5,7 +5,15 @@ import * as fsp from 'fs/promises';
 import * as os from 'os';
 import * as path from 'path';
 
-import { cleanEnv, readJson, seconds, sha256, withHeartbeat, withLock, withPathFirst } from './helpers';
+import {
+	cleanEnv,
+	readJson,
+	seconds,
+	sha256,
+	withHeartbeat,
+	withLock,
+	withPathFirst,
+} from './helpers';
 import { runCommand, tempDirs } from './processes';
 import { noop, type Log, type N8nInstall, type N8nMajor } from './types';
 
@@ -67,20 +75,29 @@ async function installToolchain(log: Log): Promise<Toolchain> {
 	await withLock(`${dir}.lock`, `Node ${NODE_VERSION}`, log, async () => {
 		if (await valid()) return;
 		const started = Date.now();
-		log(`installing Node ${NODE_VERSION} and npm ${NPM_VERSION} from the npm registry into ${dir} (about a minute) ...`);
+		log(
+			`installing Node ${NODE_VERSION} and npm ${NPM_VERSION} from the npm registry into ${dir} (about a minute) ...`,
+		);
 		await fsp.rm(dir, { recursive: true, force: true });
 		await fsp.mkdir(dir, { recursive: true });
-		await fsp.writeFile(path.join(dir, 'package.json'), JSON.stringify(manifest, null, '\t') + '\n');
+		await fsp.writeFile(
+			path.join(dir, 'package.json'),
+			JSON.stringify(manifest, null, '\t') + '\n',
+		);
 		// bootstrapped with whatever npm is on PATH; nothing is compiled here
 		await withHeartbeat(log, `installing Node ${NODE_VERSION}`, () =>
-			runCommand('npm', ['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock'], {
-				cwd: dir,
-				env: cleanEnv(),
-				timeoutMs: INSTALL_TIMEOUT_MS,
-				label: `npm install ${pkg}@${NODE_VERSION}`,
-				logFile: path.join(dir, 'install.log'),
-				check: true,
-			}),
+			runCommand(
+				'npm',
+				['install', '--ignore-scripts', '--no-audit', '--no-fund', '--no-package-lock'],
+				{
+					cwd: dir,
+					env: cleanEnv(),
+					timeoutMs: INSTALL_TIMEOUT_MS,
+					label: `npm install ${pkg}@${NODE_VERSION}`,
+					logFile: path.join(dir, 'install.log'),
+					check: true,
+				},
+			),
 		);
 		const { stdout } = await runCommand(toolchain.nodeBin, ['--version'], {
 			cwd: dir,
@@ -89,11 +106,17 @@ async function installToolchain(log: Log): Promise<Toolchain> {
 			label: 'node --version',
 			check: true,
 		});
-		if (stdout.trim() !== `v${NODE_VERSION}`) throw new Error(`${toolchain.nodeBin} says ${stdout.trim()}`);
+		if (stdout.trim() !== `v${NODE_VERSION}`)
+			throw new Error(`${toolchain.nodeBin} says ${stdout.trim()}`);
 		if (!fs.existsSync(path.join(nodeDir, 'include', 'node', 'node.h'))) {
-			throw new Error(`${pkg}@${NODE_VERSION} has no include/node/node.h: cannot compile native modules`);
+			throw new Error(
+				`${pkg}@${NODE_VERSION} has no include/node/node.h: cannot compile native modules`,
+			);
 		}
-		await fsp.writeFile(marker, JSON.stringify({ hash: sha256(JSON.stringify(manifest)), at: new Date() }) + '\n');
+		await fsp.writeFile(
+			marker,
+			JSON.stringify({ hash: sha256(JSON.stringify(manifest)), at: new Date() }) + '\n',
+		);
 		log(`Node ${NODE_VERSION} ready in ${seconds(started)}`);
 	});
 	return toolchain;
@@ -118,7 +141,8 @@ function manifestDir(major: N8nMajor): string {
 	for (let dir = __dirname; ; dir = path.dirname(dir)) {
 		const candidate = path.join(dir, 'tools', 'n8n', `n8n-${major}`);
 		if (fs.existsSync(path.join(candidate, 'package.json'))) return candidate;
-		if (path.dirname(dir) === dir) throw new Error(`tools/n8n/n8n-${major}/package.json not found above ${__dirname}`);
+		if (path.dirname(dir) === dir)
+			throw new Error(`tools/n8n/n8n-${major}/package.json not found above ${__dirname}`);
 	}
 }
 
@@ -148,9 +172,12 @@ export async function ensureN8n(major: N8nMajor, log: Log = noop): Promise<N8nIn
 	const manifestText = await fsp.readFile(path.join(source, 'package.json'), 'utf8');
 	const lockPath = path.join(source, 'package-lock.json');
 	const lockText = fs.existsSync(lockPath) ? await fsp.readFile(lockPath, 'utf8') : '';
-	const version = (JSON.parse(manifestText) as { dependencies: Record<string, string> }).dependencies.n8n;
-	if (!/^\d+\.\d+\.\d+$/.test(version)) throw new Error(`${source}/package.json must pin n8n exactly, has '${version}'`);
-	if (Number(version.split('.')[0]) !== major) throw new Error(`${source}/package.json pins n8n ${version}, not ${major}.x`);
+	const version = (JSON.parse(manifestText) as { dependencies: Record<string, string> })
+		.dependencies.n8n;
+	if (!/^\d+\.\d+\.\d+$/.test(version))
+		throw new Error(`${source}/package.json must pin n8n exactly, has '${version}'`);
+	if (Number(version.split('.')[0]) !== major)
+		throw new Error(`${source}/package.json pins n8n ${version}, not ${major}.x`);
 	const inputHash = sha256(manifestText, lockText);
 	const dir = path.join(cacheRoot(), `n8n-${version}-${inputHash.slice(0, 12)}`);
 	const install: N8nInstall = {
@@ -165,18 +192,30 @@ export async function ensureN8n(major: N8nMajor, log: Log = noop): Promise<N8nIn
 	const marker = path.join(dir, '.installed.json');
 	const valid = async () => {
 		const found = await readJson<Marker>(marker);
-		return !!found && found.version === version && found.inputHash === inputHash && fs.existsSync(install.n8nBin);
+		return (
+			!!found &&
+			found.version === version &&
+			found.inputHash === inputHash &&
+			fs.existsSync(install.n8nBin)
+		);
 	};
 	if (!(await valid())) {
 		await fsp.mkdir(cacheRoot(), { recursive: true });
 		await withLock(`${dir}.lock`, `n8n ${version}`, log, async () => {
 			if (await valid()) return;
-			await installN8n(install, toolchain, { manifestText, lockText, inputHash, marker, source }, log);
+			await installN8n(
+				install,
+				toolchain,
+				{ manifestText, lockText, inputHash, marker, source },
+				log,
+			);
 		});
 	}
 	await fsp.writeFile(path.join(dir, '.last-used'), new Date().toISOString() + '\n');
 	ensured.set(major, install);
-	await pruneInstalls(log).catch((error: Error) => log(`could not prune old n8n installs: ${error.message}`));
+	await pruneInstalls(log).catch((error: Error) =>
+		log(`could not prune old n8n installs: ${error.message}`),
+	);
 	return install;
 }
 
@@ -191,7 +230,8 @@ async function pruneInstalls(log: Log): Promise<void> {
 			const manifestText = await fsp.readFile(path.join(source, 'package.json'), 'utf8');
 			const lockPath = path.join(source, 'package-lock.json');
 			const lockText = fs.existsSync(lockPath) ? await fsp.readFile(lockPath, 'utf8') : '';
-			const version = (JSON.parse(manifestText) as { dependencies: Record<string, string> }).dependencies.n8n;
+			const version = (JSON.parse(manifestText) as { dependencies: Record<string, string> })
+				.dependencies.n8n;
 			current.add(`n8n-${version}-${sha256(manifestText, lockText).slice(0, 12)}`);
 		} catch {
 			return; // cannot tell what is current: keep everything
@@ -217,7 +257,13 @@ async function pruneInstalls(log: Log): Promise<void> {
 async function installN8n(
 	install: N8nInstall,
 	toolchain: Toolchain,
-	input: { manifestText: string; lockText: string; inputHash: string; marker: string; source: string },
+	input: {
+		manifestText: string;
+		lockText: string;
+		inputHash: string;
+		marker: string;
+		source: string;
+	},
 	log: Log,
 ): Promise<void> {
 	const { dir, version } = install;
@@ -233,7 +279,12 @@ async function installN8n(
 	if (input.lockText) await fsp.writeFile(path.join(dir, 'package-lock.json'), input.lockText);
 	else await fsp.rm(path.join(dir, 'package-lock.json'), { force: true });
 	const env = npmEnv(toolchain);
-	const npm = (args: string[], label: string, timeoutMs: number, extraEnv: Record<string, string> = {}) =>
+	const npm = (
+		args: string[],
+		label: string,
+		timeoutMs: number,
+		extraEnv: Record<string, string> = {},
+	) =>
 		runCommand(toolchain.nodeBin, [toolchain.npmCli, ...args], {
 			cwd: dir,
 			env: { ...env, ...extraEnv },
@@ -246,15 +297,24 @@ async function installN8n(
 	// refuses a lockfile made where some optional platform packages are missing from the registry.
 	let step = Date.now();
 	await withHeartbeat(log, `installing n8n ${version}`, () =>
-		npm(['install', '--ignore-scripts', '--no-audit', '--no-fund'], `npm install n8n@${version}`, INSTALL_TIMEOUT_MS),
+		npm(
+			['install', '--ignore-scripts', '--no-audit', '--no-fund'],
+			`npm install n8n@${version}`,
+			INSTALL_TIMEOUT_MS,
+		),
 	);
 	log(`npm install n8n ${version}: ${seconds(step)}`);
 	// sqlite3's prebuilt download is not reachable: compile it against Node 24's headers.
 	step = Date.now();
 	await withHeartbeat(log, 'compiling sqlite3', () =>
-		npm(['rebuild', 'sqlite3', '--ignore-scripts=false', '--foreground-scripts'], 'npm rebuild sqlite3', REBUILD_TIMEOUT_MS, {
-			npm_config_build_from_source: 'true',
-		}),
+		npm(
+			['rebuild', 'sqlite3', '--ignore-scripts=false', '--foreground-scripts'],
+			'npm rebuild sqlite3',
+			REBUILD_TIMEOUT_MS,
+			{
+				npm_config_build_from_source: 'true',
+			},
+		),
 	);
 	await runCommand(toolchain.nodeBin, ['-e', "require('sqlite3')"], {
 		cwd: path.join(dir, 'node_modules', 'n8n'),
@@ -264,8 +324,11 @@ async function installN8n(
 		check: true,
 	});
 	log(`npm rebuild sqlite3: ${seconds(step)}`);
-	if (!fs.existsSync(install.n8nBin)) throw new Error(`n8n ${version} installed but ${install.n8nBin} is missing`);
-	const resultLock = await fsp.readFile(path.join(dir, 'package-lock.json'), 'utf8').catch(() => '');
+	if (!fs.existsSync(install.n8nBin))
+		throw new Error(`n8n ${version} installed but ${install.n8nBin} is missing`);
+	const resultLock = await fsp
+		.readFile(path.join(dir, 'package-lock.json'), 'utf8')
+		.catch(() => '');
 	// npm names the lockfile after the folder (n8n-<version>-<hash>): compare without that
 	const withoutName = (text: string) => {
 		try {
@@ -307,16 +370,21 @@ export function describeVersions(install?: N8nInstall): string {
 export async function packPackage(projectDir: string): Promise<string> {
 	const dest = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-pack-'));
 	tempDirs.add(dest);
-	const { stdout } = await runCommand('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dest], {
-		cwd: projectDir,
-		env: cleanEnv(),
-		timeoutMs: COMMAND_TIMEOUT_MS,
-		label: 'npm pack',
-		check: true,
-	});
+	const { stdout } = await runCommand(
+		'npm',
+		['pack', '--json', '--ignore-scripts', '--pack-destination', dest],
+		{
+			cwd: projectDir,
+			env: cleanEnv(),
+			timeoutMs: COMMAND_TIMEOUT_MS,
+			label: 'npm pack',
+			check: true,
+		},
+	);
 	const start = stdout.indexOf('[');
 	const packed = JSON.parse(stdout.slice(start)) as Array<{ filename: string }>;
 	const tgz = path.join(dest, packed[0].filename);
-	if (!fs.existsSync(tgz)) throw new Error(`npm pack reported ${packed[0].filename} but ${tgz} does not exist`);
+	if (!fs.existsSync(tgz))
+		throw new Error(`npm pack reported ${packed[0].filename} but ${tgz} does not exist`);
 	return tgz;
 }

@@ -12,5 +12,13 @@
 export type { Log, N8nInstall, N8nMajor } from './types';
 export { disposeAll, killGroup, spawnTracked, type SpawnOptions, type Tracked } from './processes';
 export { freePort } from './helpers';
-export { NODE_VERSION, NPM_VERSION, cacheRoot, describeVersions, ensureN8n, ensureNode24, packPackage } from './install';
+export {
+	NODE_VERSION,
+	NPM_VERSION,
+	cacheRoot,
+	describeVersions,
+	ensureN8n,
+	ensureNode24,
+	packPackage,
+} from './install';
 export { N8nUserFolder, parseRunOutput, type ExecuteResult, type N8nServer } from './userFolder';

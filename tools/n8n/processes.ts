@@ -74,11 +74,16 @@ export interface Tracked {
 
 // GNU timeout as a backstop for the time limit: it kills the whole group (SIGKILL) even if this process dies first
 // (jest killed, a crash); our own timer, 30 s earlier, is what normally enforces the limit.
-const timeoutBin = process.platform === 'linux' ? ['/usr/bin/timeout', '/bin/timeout'].find((f) => fs.existsSync(f)) : undefined;
+const timeoutBin =
+	process.platform === 'linux'
+		? ['/usr/bin/timeout', '/bin/timeout'].find((f) => fs.existsSync(f))
+		: undefined;
 
 export function spawnTracked(command: string, args: string[], opts: SpawnOptions): Tracked {
 	installExitHooks();
-	const backstop = timeoutBin ? ['-s', 'KILL', `${Math.ceil(opts.timeoutMs / 1000) + 30}s`, command] : [];
+	const backstop = timeoutBin
+		? ['-s', 'KILL', `${Math.ceil(opts.timeoutMs / 1000) + 30}s`, command]
+		: [];
 	const child = spawn(timeoutBin ?? command, [...backstop, ...args], {
 		cwd: opts.cwd,
 		env: opts.env,
@@ -97,30 +102,32 @@ export function spawnTracked(command: string, args: string[], opts: SpawnOptions
 	child.stderr!.setEncoding('utf8');
 	if (opts.onStdout) child.stdout!.on('data', opts.onStdout);
 	if (opts.onStderr) child.stderr!.on('data', opts.onStderr);
-	const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }>(
-		(resolve, reject) => {
-			child.once('error', (error) => {
-				clearTimeout(timer);
-				liveChildren.delete(child);
-				opts.owner?.delete(child);
-				reject(new Error(`${opts.label}: could not start ${command}: ${error.message}`));
-			});
-			child.once('close', (code, signal) => {
-				clearTimeout(timer);
-				liveChildren.delete(child);
-				opts.owner?.delete(child);
-				// the leader is gone; end anything it left in its group
-				if (child.pid !== undefined) {
-					try {
-						process.kill(-child.pid, 'SIGKILL');
-					} catch {
-						// group already empty
-					}
+	const exited = new Promise<{
+		code: number | null;
+		signal: NodeJS.Signals | null;
+		timedOut: boolean;
+	}>((resolve, reject) => {
+		child.once('error', (error) => {
+			clearTimeout(timer);
+			liveChildren.delete(child);
+			opts.owner?.delete(child);
+			reject(new Error(`${opts.label}: could not start ${command}: ${error.message}`));
+		});
+		child.once('close', (code, signal) => {
+			clearTimeout(timer);
+			liveChildren.delete(child);
+			opts.owner?.delete(child);
+			// the leader is gone; end anything it left in its group
+			if (child.pid !== undefined) {
+				try {
+					process.kill(-child.pid, 'SIGKILL');
+				} catch {
+					// group already empty
 				}
-				resolve({ code, signal, timedOut });
-			});
-		},
-	);
+			}
+			resolve({ code, signal, timedOut });
+		});
+	});
 	return { child, exited };
 }
 
@@ -167,9 +174,12 @@ export async function runCommand(
 	}
 	const output = tail(`${stdout}\n${stderr}`);
 	if (result.timedOut) {
-		throw new Error(`${opts.label}: timed out after ${Math.round(opts.timeoutMs / 1000)} s and was killed\n${output}`);
+		throw new Error(
+			`${opts.label}: timed out after ${Math.round(opts.timeoutMs / 1000)} s and was killed\n${output}`,
+		);
 	}
-	const code = result.code ?? 128 + (result.signal ? (os.constants.signals[result.signal] ?? 0) : 0);
+	const code =
+		result.code ?? 128 + (result.signal ? (os.constants.signals[result.signal] ?? 0) : 0);
 	if (opts.check && code !== 0) {
 		throw new Error(`${opts.label}: exited with ${result.code ?? result.signal}\n${output}`);
 	}

@@ -57,10 +57,18 @@ export async function startQueueCluster(
 		const from = Date.now();
 		for (let i = 0; i < count; i++) {
 			workers.push(
-				await folder.start({ command: 'worker', args: [`--concurrency=${opts.concurrency}`], env, timeoutMs: 180_000, maxLifetimeMs: opts.maxLifetimeMs }),
+				await folder.start({
+					command: 'worker',
+					args: [`--concurrency=${opts.concurrency}`],
+					env,
+					timeoutMs: 180_000,
+					maxLifetimeMs: opts.maxLifetimeMs,
+				}),
 			);
 		}
-		opts.log(`queue mode: ${count} worker(s) (concurrency ${opts.concurrency}) started in ${((Date.now() - from) / 1000).toFixed(1)} s; ${workers.length} in all`);
+		opts.log(
+			`queue mode: ${count} worker(s) (concurrency ${opts.concurrency}) started in ${((Date.now() - from) / 1000).toFixed(1)} s; ${workers.length} in all`,
+		);
 	};
 	try {
 		await addWorkers(opts.workers);
@@ -68,8 +76,16 @@ export async function startQueueCluster(
 		await stop();
 		throw error;
 	}
-	opts.log(`queue mode: main + ${opts.workers} worker(s) ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-	return { main, workers, addWorkers, workerLogs: () => workers.map((worker) => worker.logs()), stop };
+	opts.log(
+		`queue mode: main + ${opts.workers} worker(s) ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+	);
+	return {
+		main,
+		workers,
+		addWorkers,
+		workerLogs: () => workers.map((worker) => worker.logs()),
+		stop,
+	};
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -81,12 +97,20 @@ export const QUEUE_WEBHOOK_PATH = 'scale-out-upsert';
  * Webhook (POST {prefix, n}) → Code (tickets <prefix>-1 … <prefix>-n) → Task Backlog Create or Update by external ID
  * (batching on, Batch Size 100: the capped server makes it learn 50) → answered with the node's items.
  */
-export function scaleOutWorkflow(id: string, credential: W.CredentialRef, requestOptions: Json): Workflow {
+export function scaleOutWorkflow(
+	id: string,
+	credential: W.CredentialRef,
+	requestOptions: Json,
+): Workflow {
 	const tickets = W.codeNode(
 		'Tickets',
 		"Array.from({ length: $input.first().json.body.n }, (_, i) => ({ id: $input.first().json.body.prefix + '-' + (i + 1), title: 'Ticket ' + $input.first().json.body.prefix + '-' + (i + 1) }))",
 	);
-	return W.workflow(id, 'scale-out: upsert tickets', [W.webhookNode('Webhook', QUEUE_WEBHOOK_PATH), tickets, W.backlogNode('Upsert', credential, W.upsertParameters(requestOptions))]);
+	return W.workflow(id, 'scale-out: upsert tickets', [
+		W.webhookNode('Webhook', QUEUE_WEBHOOK_PATH),
+		tickets,
+		W.backlogNode('Upsert', credential, W.upsertParameters(requestOptions)),
+	]);
 }
 
 export interface ExecutionAnswer {
@@ -123,7 +147,10 @@ function executionOf(entry: LoggedRequest, prefixOfUid: Map<string, string>): st
 	const body = (entry.body ?? {}) as Json;
 	const ticket = body.items?.[0]?.fields?.ticket_id ?? body.fields?.ticket_id;
 	if (typeof ticket === 'string') return ticket.replace(/-\d+$/, '');
-	const uid = body.condition?.value?.[0] ?? body.items?.[0]?.uid ?? /\/tasks\/([0-9a-f-]{36})/.exec(entry.path)?.[1];
+	const uid =
+		body.condition?.value?.[0] ??
+		body.items?.[0]?.uid ??
+		/\/tasks\/([0-9a-f-]{36})/.exec(entry.path)?.[1];
 	return (typeof uid === 'string' && prefixOfUid.get(uid.toLowerCase())) || '?';
 }
 
@@ -134,9 +161,20 @@ function executionOf(entry: LoggedRequest, prefixOfUid: Map<string, string>): st
 export async function runScaleOut(
 	cluster: QueueCluster,
 	sim: Simulator,
-	opts: { executions: number; ticketsEach: number; limit: number; windowMs: number; timeoutMs: number; log: Log },
+	opts: {
+		executions: number;
+		ticketsEach: number;
+		limit: number;
+		windowMs: number;
+		timeoutMs: number;
+		log: Log;
+	},
 ): Promise<ScaleOutResult> {
-	const agent = new Agent({ headersTimeout: opts.timeoutMs, bodyTimeout: opts.timeoutMs, connections: opts.executions + 2 });
+	const agent = new Agent({
+		headersTimeout: opts.timeoutMs,
+		bodyTimeout: opts.timeoutMs,
+		connections: opts.executions + 2,
+	});
 	const logsBefore = cluster.workerLogs().map((text) => text.length);
 	const prefixes = Array.from({ length: opts.executions }, (_, i) => `Q${i + 1}`);
 	const trigger = async (prefix: string): Promise<ExecutionAnswer> => {
@@ -165,7 +203,13 @@ export async function runScaleOut(
 				ms: Date.now() - started,
 			};
 		} catch (error) {
-			return { prefix, status: 0, errorItems: 0, error: (error as Error).message, ms: Date.now() - started };
+			return {
+				prefix,
+				status: 0,
+				errorItems: 0,
+				error: (error as Error).message,
+				ms: Date.now() - started,
+			};
 		}
 	};
 	let answers: ExecutionAnswer[];
@@ -175,8 +219,14 @@ export async function runScaleOut(
 		await agent.close().catch(() => undefined);
 	}
 	const prefixOfUid = new Map<string, string>();
-	for (const prefix of prefixes) for (let i = 1; i <= opts.ticketsEach; i++) prefixOfUid.set(ticketUid(`${prefix}-${i}`), prefix);
-	const figures = rateFigures(sim.requests, { limit: opts.limit, windowMs: opts.windowMs, ownerOf: (entry) => executionOf(entry, prefixOfUid) });
+	for (const prefix of prefixes)
+		for (let i = 1; i <= opts.ticketsEach; i++)
+			prefixOfUid.set(ticketUid(`${prefix}-${i}`), prefix);
+	const figures = rateFigures(sim.requests, {
+		limit: opts.limit,
+		windowMs: opts.windowMs,
+		ownerOf: (entry) => executionOf(entry, prefixOfUid),
+	});
 	// the service: each ticket once, with its values
 	const byTicket = new Map<string, number>();
 	let wrongValues = 0;
@@ -186,12 +236,18 @@ export async function runScaleOut(
 		if (task.fields?.title !== `Ticket ${ticket}` || task.uid !== ticketUid(ticket)) wrongValues++;
 	}
 	let lost = 0;
-	for (const prefix of prefixes) for (let i = 1; i <= opts.ticketsEach; i++) if (!byTicket.has(`${prefix}-${i}`)) lost++;
+	for (const prefix of prefixes)
+		for (let i = 1; i <= opts.ticketsEach; i++) if (!byTicket.has(`${prefix}-${i}`)) lost++;
 	const duplicated = [...byTicket.values()].reduce((sum, count) => sum + count - 1, 0);
 	const workersUsed = cluster
 		.workerLogs()
-		.filter((text, index) => /Worker started execution/.test(text.slice(logsBefore[index] ?? 0))).length;
-	const succeeded = answers.filter((answer) => answer.status === 200 && answer.items === opts.ticketsEach && answer.errorItems === 0).length;
+		.filter((text, index) =>
+			/Worker started execution/.test(text.slice(logsBefore[index] ?? 0)),
+		).length;
+	const succeeded = answers.filter(
+		(answer) =>
+			answer.status === 200 && answer.items === opts.ticketsEach && answer.errorItems === 0,
+	).length;
 	return {
 		executions: opts.executions,
 		ticketsEach: opts.ticketsEach,
@@ -216,7 +272,12 @@ export function describeScaleOut(result: ScaleOutResult): string {
 			`first to last request ${(f.durationMs / 1000).toFixed(1)} s, floor ${(f.floorMs / 1000).toFixed(1)} s ` +
 			`(${(f.durationMs / f.floorMs).toFixed(2)} × floor; target ≤ 1.5 × floor + 5 s, the 5 s scaled with the window: ${(f.targetMs / 1000).toFixed(1)} s); ` +
 			`${result.tasks} tasks, ${result.lost} lost, ${result.duplicated} duplicated, ${result.wrongValues} wrong`,
-		...result.answers.filter((answer) => answer.error || answer.errorItems).map((answer) => `  ${answer.prefix}: HTTP ${answer.status}, ${answer.errorItems} error items: ${answer.error ?? ''}`),
+		...result.answers
+			.filter((answer) => answer.error || answer.errorItems)
+			.map(
+				(answer) =>
+					`  ${answer.prefix}: HTTP ${answer.status}, ${answer.errorItems} error items: ${answer.error ?? ''}`,
+			),
 		`requests accepted per execution in each of the server's windows:\n${describeWindows(f)}`,
 	].join('\n');
 }

@@ -11,13 +11,16 @@ import * as path from 'path';
 import type { Log } from './n8n';
 import { freePort, killGroup, spawnTracked } from './n8n';
 
-export type RedisAvailability = { bin: string; version: string; installedNow: boolean } | { skipped: string };
+export type RedisAvailability =
+	{ bin: string; version: string; installedNow: boolean } | { skipped: string };
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const REDIS_MAX_LIFETIME_MS = 60 * 60_000;
 
 function onPath(name: string): string | undefined {
-	for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
+	for (const dir of (process.env.PATH ?? '')
+		.split(path.delimiter)
+		.concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
 		const file = path.join(dir, name);
 		try {
 			fs.accessSync(file, fs.constants.X_OK);
@@ -43,26 +46,36 @@ export function ensureRedis(log: Log): RedisAvailability {
 	const found = given && fs.existsSync(given) ? given : onPath('redis-server');
 	if (found) return { bin: found, version: versionOf(found), installedNow: false };
 	const aptGet = onPath('apt-get');
-	if (process.platform !== 'linux' || !aptGet) return { skipped: 'redis-server is not installed and there is no apt-get to install it' };
-	if (process.getuid?.() !== 0) return { skipped: 'redis-server is not installed, and installing it with apt-get needs root' };
+	if (process.platform !== 'linux' || !aptGet)
+		return { skipped: 'redis-server is not installed and there is no apt-get to install it' };
+	if (process.getuid?.() !== 0)
+		return { skipped: 'redis-server is not installed, and installing it with apt-get needs root' };
 	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 	const install = () =>
-		spawnSync(aptGet, ['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'redis-server'], {
-			encoding: 'utf8',
-			env,
-			timeout: INSTALL_TIMEOUT_MS,
-		});
+		spawnSync(
+			aptGet,
+			['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'redis-server'],
+			{
+				encoding: 'utf8',
+				env,
+				timeout: INSTALL_TIMEOUT_MS,
+			},
+		);
 	const started = Date.now();
 	log('redis-server is missing: apt-get install -y redis-server (Debian package)');
 	let result = install();
 	if (result.status !== 0) {
-		log(`apt-get install failed (${result.status ?? result.signal}); apt-get update, then once more`);
+		log(
+			`apt-get install failed (${result.status ?? result.signal}); apt-get update, then once more`,
+		);
 		spawnSync(aptGet, ['update'], { encoding: 'utf8', env, timeout: INSTALL_TIMEOUT_MS });
 		result = install();
 	}
 	const bin = onPath('redis-server');
 	if (result.status !== 0 || !bin) {
-		return { skipped: `apt-get install redis-server failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}` };
+		return {
+			skipped: `apt-get install redis-server failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}`,
+		};
 	}
 	log(`redis-server installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 	return { bin, version: versionOf(bin), installedNow: true };
@@ -104,7 +117,22 @@ export async function startRedis(bin: string, log: Log): Promise<RedisServer> {
 	let output = '';
 	const { child, exited } = spawnTracked(
 		bin,
-		['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'yes'],
+		[
+			'--bind',
+			'127.0.0.1',
+			'--port',
+			String(port),
+			'--dir',
+			dir,
+			'--save',
+			'',
+			'--appendonly',
+			'no',
+			'--daemonize',
+			'no',
+			'--protected-mode',
+			'yes',
+		],
 		{
 			cwd: dir,
 			env: { PATH: process.env.PATH ?? '' },
@@ -137,7 +165,9 @@ export async function startRedis(bin: string, log: Log): Promise<RedisServer> {
 		if (await ping(port)) break;
 		if (Date.now() > deadline) {
 			await stop();
-			throw new Error(`redis-server did not answer PING on port ${port} within 30 s:\n${output.slice(-2000)}`);
+			throw new Error(
+				`redis-server did not answer PING on port ${port} within 30 s:\n${output.slice(-2000)}`,
+			);
 		}
 		await new Promise((resolve) => setTimeout(resolve, 100));
 	}

@@ -129,10 +129,21 @@ export class N8nUserFolder {
 		);
 		await runCommand(
 			this.install.nodeBin,
-			[this.install.npmCli, 'install', path.resolve(tgz), '--omit=peer', '--ignore-scripts', '--no-audit', '--no-fund'],
+			[
+				this.install.npmCli,
+				'install',
+				path.resolve(tgz),
+				'--omit=peer',
+				'--ignore-scripts',
+				'--no-audit',
+				'--no-fund',
+			],
 			{
 				cwd: this.nodesDir,
-				env: { ...this.baseEnv, npm_config_nodedir: path.dirname(path.dirname(this.install.nodeBin)) },
+				env: {
+					...this.baseEnv,
+					npm_config_nodedir: path.dirname(path.dirname(this.install.nodeBin)),
+				},
 				timeoutMs: COMMAND_TIMEOUT_MS,
 				label: `npm install ${path.basename(tgz)}`,
 				owner: this.children,
@@ -147,7 +158,10 @@ export class N8nUserFolder {
 	}
 
 	/** Runs `n8n <args>` in this user folder (fresh broker port); resolves with its output, rejects on timeout. */
-	async n8n(args: string[], opts: { timeoutMs?: number; check?: boolean } = {}): Promise<RunResult> {
+	async n8n(
+		args: string[],
+		opts: { timeoutMs?: number; check?: boolean } = {},
+	): Promise<RunResult> {
 		this.assertUsable();
 		return await runCommand(this.install.nodeBin, [this.install.n8nBin, ...args], {
 			cwd: this.dir,
@@ -160,7 +174,10 @@ export class N8nUserFolder {
 	}
 
 	private async importFile(command: string, data: unknown): Promise<void> {
-		const file = path.join(this.dir, `${command.replace(':', '-')}-${randomBytes(6).toString('hex')}.json`);
+		const file = path.join(
+			this.dir,
+			`${command.replace(':', '-')}-${randomBytes(6).toString('hex')}.json`,
+		);
 		await fsp.writeFile(file, JSON.stringify(data, null, 2), { mode: 0o600 });
 		try {
 			await this.n8n([command, `--input=${file}`], { check: true });
@@ -183,12 +200,17 @@ export class N8nUserFolder {
 
 	/** `n8n execute --id=<id> --rawOutput`: code 1 when the workflow failed; run = the printed run JSON. */
 	async execute(workflowId: string, opts: { timeoutMs?: number } = {}): Promise<ExecuteResult> {
-		const result = await this.n8n(['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs: opts.timeoutMs });
-		const run = parseRunOutput(result.stdout) as { data?: { resultData?: { error?: unknown } } } | undefined;
+		const result = await this.n8n(['execute', `--id=${workflowId}`, '--rawOutput'], {
+			timeoutMs: opts.timeoutMs,
+		});
+		const run = parseRunOutput(result.stdout) as
+			{ data?: { resultData?: { error?: unknown } } } | undefined;
 		const complete = !!run && typeof run === 'object' && !!run.data?.resultData;
 		if (result.signal && complete) {
 			const code = run.data?.resultData?.error ? 1 : 0;
-			this.log(`n8n execute --id=${workflowId} died of ${result.signal} after printing its run; taken as exit ${code}`);
+			this.log(
+				`n8n execute --id=${workflowId} died of ${result.signal} after printing its run; taken as exit ${code}`,
+			);
 			return { ...result, run, code, crashedAtExit: true };
 		}
 		return { ...result, run, crashedAtExit: false };
@@ -210,7 +232,13 @@ export class N8nUserFolder {
 	 * the health server's), ready when its /healthz/readiness answers 200; `args` are added to the command line.
 	 */
 	async start(
-		opts: { timeoutMs?: number; maxLifetimeMs?: number; env?: Record<string, string>; command?: 'start' | 'worker'; args?: string[] } = {},
+		opts: {
+			timeoutMs?: number;
+			maxLifetimeMs?: number;
+			env?: Record<string, string>;
+			command?: 'start' | 'worker';
+			args?: string[];
+		} = {},
 	): Promise<N8nServer> {
 		this.assertUsable();
 		const started = Date.now();
@@ -225,22 +253,30 @@ export class N8nUserFolder {
 		const command = opts.command ?? 'start';
 		const listen: Record<string, string> =
 			command === 'worker'
-				? { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(port), N8N_WORKER_SERVER_ADDRESS: '127.0.0.1' }
+				? {
+						QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+						QUEUE_HEALTH_CHECK_PORT: String(port),
+						N8N_WORKER_SERVER_ADDRESS: '127.0.0.1',
+					}
 				: { N8N_PORT: String(port), N8N_LISTEN_ADDRESS: '127.0.0.1' };
-		const { child, exited } = spawnTracked(this.install.nodeBin, [this.install.n8nBin, command, ...(opts.args ?? [])], {
-			cwd: this.dir,
-			env: {
-				...this.baseEnv,
-				N8N_RUNNERS_BROKER_PORT: String(await freePort()),
-				...listen,
-				...(opts.env ?? {}),
+		const { child, exited } = spawnTracked(
+			this.install.nodeBin,
+			[this.install.n8nBin, command, ...(opts.args ?? [])],
+			{
+				cwd: this.dir,
+				env: {
+					...this.baseEnv,
+					N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+					...listen,
+					...(opts.env ?? {}),
+				},
+				timeoutMs: opts.maxLifetimeMs ?? SERVER_MAX_LIFETIME_MS,
+				label: `n8n ${command}`,
+				owner: this.children,
+				onStdout: append,
+				onStderr: append,
 			},
-			timeoutMs: opts.maxLifetimeMs ?? SERVER_MAX_LIFETIME_MS,
-			label: `n8n ${command}`,
-			owner: this.children,
-			onStdout: append,
-			onStderr: append,
-		});
+		);
 		let exitedEarly: string | undefined;
 		void exited.then(
 			({ code, signal, timedOut }) => {
@@ -262,7 +298,10 @@ export class N8nUserFolder {
 				// graceful shutdown first (n8n stops its task runner), the whole group killed after 20 s at the latest
 				let timer: NodeJS.Timeout | undefined;
 				const graceful = await Promise.race([
-					exited.then(() => true, () => true),
+					exited.then(
+						() => true,
+						() => true,
+					),
 					new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 20_000))),
 				]);
 				clearTimeout(timer);
@@ -303,7 +342,12 @@ export class N8nUserFolder {
 	 * 204, then the POST got 404 'not registered' for a few seconds); with it, 500 until registered.
 	 * path may also start with /webhook/ or /webhook-test/.
 	 */
-	async waitForWebhook(baseUrl: string, webhookPath: string, timeoutMs = 60_000, method = 'POST'): Promise<void> {
+	async waitForWebhook(
+		baseUrl: string,
+		webhookPath: string,
+		timeoutMs = 60_000,
+		method = 'POST',
+	): Promise<void> {
 		const url = /^\/webhook(-test|-waiting)?\//.test(webhookPath)
 			? `${baseUrl}${webhookPath}`
 			: `${baseUrl}/webhook/${webhookPath.replace(/^\/+/, '')}`;
@@ -324,7 +368,8 @@ export class N8nUserFolder {
 			} catch (error) {
 				last = (error as Error).message;
 			}
-			if (Date.now() > deadline) throw new Error(`webhook ${url} not registered after ${timeoutMs / 1000} s (${last})`);
+			if (Date.now() > deadline)
+				throw new Error(`webhook ${url} not registered after ${timeoutMs / 1000} s (${last})`);
 			await sleep(250);
 		}
 	}

@@ -29,7 +29,11 @@ export function backlogCredential(ref: CredentialRef, data: BacklogCredentialDat
 
 /** A Header Auth credential (what a user of the HTTP Request node keeps the bearer token in). */
 export function headerAuthCredential(ref: CredentialRef, token: string) {
-	return { ...ref, type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${token}` } };
+	return {
+		...ref,
+		type: 'httpHeaderAuth',
+		data: { name: 'Authorization', value: `Bearer ${token}` },
+	};
 }
 
 export interface WorkflowNode {
@@ -54,9 +58,23 @@ export interface Workflow {
 }
 
 let column = 0;
-function node(name: string, type: string, typeVersion: number, parameters: Json, extra: Partial<WorkflowNode> = {}): WorkflowNode {
+function node(
+	name: string,
+	type: string,
+	typeVersion: number,
+	parameters: Json,
+	extra: Partial<WorkflowNode> = {},
+): WorkflowNode {
 	column += 1;
-	return { id: randomUUID(), name, type, typeVersion, position: [column * 220, 0], parameters, ...extra };
+	return {
+		id: randomUUID(),
+		name,
+		type,
+		typeVersion,
+		position: [column * 220, 0],
+		parameters,
+		...extra,
+	};
 }
 
 export const manualTrigger = (name = 'Manual') => node(name, 'n8n-nodes-base.manualTrigger', 1, {});
@@ -77,7 +95,12 @@ export function itemsNode(name: string, items: Json[]): WorkflowNode {
  * Tickets T-1 … T-n as a Code node: `{ id, title, uid }`. `uid` is a fixed UUID per ticket number, for the HTTP
  * Request contender (which has to name the task in its URL); the Task Backlog node derives its own from `id`.
  */
-export function ticketsNode(name: string, n: number, prefix = 'T', titlePrefix = 'Ticket'): WorkflowNode {
+export function ticketsNode(
+	name: string,
+	n: number,
+	prefix = 'T',
+	titlePrefix = 'Ticket',
+): WorkflowNode {
 	return codeNode(
 		name,
 		`Array.from({ length: ${n} }, (_, i) => ({ id: '${prefix}-' + (i + 1), title: '${titlePrefix} ' + (i + 1), ` +
@@ -86,8 +109,16 @@ export function ticketsNode(name: string, n: number, prefix = 'T', titlePrefix =
 }
 
 /** The Task Backlog node: `parameters` as in the node's own tests (resource, operation, …). */
-export function backlogNode(name: string, credential: CredentialRef, parameters: Json, settings: Json = {}): WorkflowNode {
-	return node(name, TASK_BACKLOG_TYPE, 1, parameters, { credentials: { [CREDENTIAL_TYPE]: credential }, ...settings });
+export function backlogNode(
+	name: string,
+	credential: CredentialRef,
+	parameters: Json,
+	settings: Json = {},
+): WorkflowNode {
+	return node(name, TASK_BACKLOG_TYPE, 1, parameters, {
+		credentials: { [CREDENTIAL_TYPE]: credential },
+		...settings,
+	});
 }
 
 /** Create or Update by external id from `$json.id` / `$json.title`. */
@@ -132,7 +163,12 @@ export interface HttpContenderOptions {
  * What users do today without our node: the HTTP Request node sends `PUT {base}/tasks/{uid}` per item with the bearer
  * token from a Header Auth credential.
  */
-export function httpPutNode(name: string, baseUrl: string, credential: CredentialRef, options: HttpContenderOptions): WorkflowNode {
+export function httpPutNode(
+	name: string,
+	baseUrl: string,
+	credential: CredentialRef,
+	options: HttpContenderOptions,
+): WorkflowNode {
 	const settings: Json = {};
 	if (options.retryOnFail) {
 		settings.retryOnFail = true;
@@ -153,7 +189,11 @@ export function httpPutNode(name: string, baseUrl: string, credential: Credentia
 			jsonBody: '={{ JSON.stringify({ fields: { title: $json.title, ticket_id: $json.id } }) }}',
 			options:
 				options.itemsPerBatch > 0
-					? { batching: { batch: { batchSize: options.itemsPerBatch, batchInterval: options.batchIntervalMs } } }
+					? {
+							batching: {
+								batch: { batchSize: options.itemsPerBatch, batchInterval: options.batchIntervalMs },
+							},
+						}
 					: {},
 		},
 		{ credentials: { httpHeaderAuth: credential }, ...settings },
@@ -162,8 +202,17 @@ export function httpPutNode(name: string, baseUrl: string, credential: Credentia
 
 /** n8n's Set node (Edit Fields) assigning string fields, e.g. `{ title: '={{ $json.title }}' }`. */
 export function setNode(name: string, fields: Record<string, string>): WorkflowNode {
-	const assignments = Object.entries(fields).map(([field, value]) => ({ id: randomUUID(), name: field, value, type: 'string' }));
-	return node(name, 'n8n-nodes-base.set', 3.4, { mode: 'manual', assignments: { assignments }, options: {} });
+	const assignments = Object.entries(fields).map(([field, value]) => ({
+		id: randomUUID(),
+		name: field,
+		value,
+		type: 'string',
+	}));
+	return node(name, 'n8n-nodes-base.set', 3.4, {
+		mode: 'manual',
+		assignments: { assignments },
+		options: {},
+	});
 }
 
 /** A Webhook trigger answering when the workflow has finished (responseMode lastNode). */
@@ -178,7 +227,12 @@ export function webhookNode(name: string, path: string): WorkflowNode {
 }
 
 /** A workflow whose nodes run in a chain, each into the next; `branches` are further chains from the first node. */
-export function workflow(id: string, name: string, chain: WorkflowNode[], branches: WorkflowNode[][] = []): Workflow {
+export function workflow(
+	id: string,
+	name: string,
+	chain: WorkflowNode[],
+	branches: WorkflowNode[][] = [],
+): Workflow {
 	const connections: Json = {};
 	const link = (from: WorkflowNode, to: WorkflowNode) => {
 		connections[from.name] ??= { main: [[]] };
@@ -192,7 +246,15 @@ export function workflow(id: string, name: string, chain: WorkflowNode[], branch
 		for (let i = 1; i < branch.length; i++) link(branch[i - 1], branch[i]);
 		nodes.push(...branch);
 	}
-	return { id, name, active: false, settings: { executionOrder: 'v1' }, pinData: {}, nodes, connections };
+	return {
+		id,
+		name,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+		nodes,
+		connections,
+	};
 }
 
 // ---------------------------------------------------------------------------------------------------------------------

@@ -15,7 +15,12 @@ type Params = Record<string, unknown>;
 export interface Browser {
 	pid: number;
 	/** runs a command on the browser (no session) or on an attached page (sessionId) */
-	send<T = any>(method: string, params?: Params, sessionId?: string, timeoutMs?: number): Promise<T>;
+	send<T = any>(
+		method: string,
+		params?: Params,
+		sessionId?: string,
+		timeoutMs?: number,
+	): Promise<T>;
 	/** a new page target, attached (flat session); returns its sessionId */
 	newPage(width: number, height: number): Promise<string>;
 	close(): Promise<void>;
@@ -37,7 +42,11 @@ const FLAGS = [
 ];
 
 export function findChromium(): string {
-	for (const candidate of [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser']) {
+	for (const candidate of [
+		process.env.CHROMIUM_PATH,
+		'/usr/bin/chromium',
+		'/usr/bin/chromium-browser',
+	]) {
 		if (candidate && fs.existsSync(candidate)) return candidate;
 	}
 	throw new Error(
@@ -46,12 +55,21 @@ export function findChromium(): string {
 	);
 }
 
-export async function launchChromium(opts: { maxLifetimeMs: number; width: number; height: number }): Promise<Browser> {
+export async function launchChromium(opts: {
+	maxLifetimeMs: number;
+	width: number;
+	height: number;
+}): Promise<Browser> {
 	const executable = findChromium();
 	const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'task-backlog-chromium-'));
 	const child = spawn(
 		executable,
-		[...FLAGS, `--user-data-dir=${profile}`, `--window-size=${opts.width},${opts.height}`, 'about:blank'],
+		[
+			...FLAGS,
+			`--user-data-dir=${profile}`,
+			`--window-size=${opts.width},${opts.height}`,
+			'about:blank',
+		],
 		{ detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
 	);
 	const onExit = () => killGroup(child, 'SIGKILL');
@@ -73,7 +91,10 @@ export async function launchChromium(opts: { maxLifetimeMs: number; width: numbe
 	let wsUrl: string;
 	try {
 		wsUrl = await new Promise<string>((resolve, reject) => {
-			const timer = setTimeout(() => reject(new Error(`Chromium gave no DevTools address in 30 s\n${stderr}`)), 30_000);
+			const timer = setTimeout(
+				() => reject(new Error(`Chromium gave no DevTools address in 30 s\n${stderr}`)),
+				30_000,
+			);
 			child.stderr!.setEncoding('utf8');
 			child.stderr!.on('data', (chunk: string) => {
 				stderr = (stderr + chunk).slice(-20_000);
@@ -84,7 +105,9 @@ export async function launchChromium(opts: { maxLifetimeMs: number; width: numbe
 				}
 			});
 			child.once('error', (error) => reject(error));
-			child.once('exit', (code, signal) => reject(new Error(`Chromium exited (${code ?? signal})\n${stderr}`)));
+			child.once('exit', (code, signal) =>
+				reject(new Error(`Chromium exited (${code ?? signal})\n${stderr}`)),
+			);
 		});
 	} catch (error) {
 		await cleanup();
@@ -93,13 +116,20 @@ export async function launchChromium(opts: { maxLifetimeMs: number; width: numbe
 
 	const ws = new WebSocket(wsUrl);
 	let nextId = 0;
-	const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; method: string }>();
+	const pending = new Map<
+		number,
+		{ resolve: (v: any) => void; reject: (e: Error) => void; method: string }
+	>();
 	const failAll = (error: Error) => {
 		for (const p of pending.values()) p.reject(error);
 		pending.clear();
 	};
 	ws.addEventListener('message', (event) => {
-		const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+		const message = JSON.parse(String(event.data)) as {
+			id?: number;
+			result?: unknown;
+			error?: { message: string };
+		};
 		if (message.id === undefined) return; // events are not needed: pages are polled
 		const p = pending.get(message.id);
 		if (!p) return;
@@ -111,14 +141,21 @@ export async function launchChromium(opts: { maxLifetimeMs: number; width: numbe
 	try {
 		await new Promise<void>((resolve, reject) => {
 			ws.addEventListener('open', () => resolve(), { once: true });
-			ws.addEventListener('error', () => reject(new Error(`cannot connect to ${wsUrl}`)), { once: true });
+			ws.addEventListener('error', () => reject(new Error(`cannot connect to ${wsUrl}`)), {
+				once: true,
+			});
 		});
 	} catch (error) {
 		await cleanup();
 		throw error;
 	}
 
-	const send = <T = any>(method: string, params: Params = {}, sessionId?: string, timeoutMs = 30_000): Promise<T> =>
+	const send = <T = any>(
+		method: string,
+		params: Params = {},
+		sessionId?: string,
+		timeoutMs = 30_000,
+	): Promise<T> =>
 		new Promise<T>((resolve, reject) => {
 			const id = ++nextId;
 			const timer = setTimeout(() => {
@@ -143,9 +180,18 @@ export async function launchChromium(opts: { maxLifetimeMs: number; width: numbe
 		pid: child.pid!,
 		send,
 		async newPage(width: number, height: number): Promise<string> {
-			const { targetId } = await send<{ targetId: string }>('Target.createTarget', { url: 'about:blank' });
-			const { sessionId } = await send<{ sessionId: string }>('Target.attachToTarget', { targetId, flatten: true });
-			await send('Emulation.setDeviceMetricsOverride', { width, height, deviceScaleFactor: 1, mobile: false }, sessionId);
+			const { targetId } = await send<{ targetId: string }>('Target.createTarget', {
+				url: 'about:blank',
+			});
+			const { sessionId } = await send<{ sessionId: string }>('Target.attachToTarget', {
+				targetId,
+				flatten: true,
+			});
+			await send(
+				'Emulation.setDeviceMetricsOverride',
+				{ width, height, deviceScaleFactor: 1, mobile: false },
+				sessionId,
+			);
 			return sessionId;
 		},
 		async close(): Promise<void> {

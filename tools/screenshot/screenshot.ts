@@ -82,13 +82,18 @@ async function rest(
 }
 
 /** Sets up the owner account if n8n has none yet, logs in, returns the auth cookie (name=value). */
-export async function ownerLogin(baseUrl: string, owner: Owner): Promise<{ name: string; value: string; created: boolean }> {
+export async function ownerLogin(
+	baseUrl: string,
+	owner: Owner,
+): Promise<{ name: string; value: string; created: boolean }> {
 	const settings = await rest(baseUrl, 'GET', 'settings');
 	const needsSetup = settings.json?.data?.userManagement?.showSetupOnFirstLoad === true;
 	if (needsSetup) {
 		const setup = await rest(baseUrl, 'POST', 'owner/setup', owner);
 		if (setup.status !== 200) {
-			throw new Error(`POST /rest/owner/setup answered ${setup.status}: ${JSON.stringify(setup.json)}`);
+			throw new Error(
+				`POST /rest/owner/setup answered ${setup.status}: ${JSON.stringify(setup.json)}`,
+			);
 		}
 	}
 	// No browser-id header: the session is then not tied to one browser's id (n8n checks it only when present).
@@ -120,21 +125,44 @@ export async function screenshotNode(opts: ScreenshotOptions): Promise<Screensho
 	const owner = opts.owner ?? DEMO_OWNER;
 
 	const cookie = await ownerLogin(opts.baseUrl, owner);
-	log(cookie.created ? `set up the n8n owner account ${owner.email} and logged in` : `logged in as ${owner.email}`);
+	log(
+		cookie.created
+			? `set up the n8n owner account ${owner.email} and logged in`
+			: `logged in as ${owner.email}`,
+	);
 
 	const authCookie = `${cookie.name}=${cookie.value}`;
-	const workflow = await rest(opts.baseUrl, 'GET', `workflows/${opts.workflowId}`, undefined, authCookie);
-	if (workflow.status !== 200) throw new Error(`GET /rest/workflows/${opts.workflowId} answered ${workflow.status}`);
-	const nodes = (workflow.json?.data?.nodes ?? []) as Array<{ id: string; name: string; type: string }>;
+	const workflow = await rest(
+		opts.baseUrl,
+		'GET',
+		`workflows/${opts.workflowId}`,
+		undefined,
+		authCookie,
+	);
+	if (workflow.status !== 200)
+		throw new Error(`GET /rest/workflows/${opts.workflowId} answered ${workflow.status}`);
+	const nodes = (workflow.json?.data?.nodes ?? []) as Array<{
+		id: string;
+		name: string;
+		type: string;
+	}>;
 	const node = opts.nodeName
 		? nodes.find((n) => n.name === opts.nodeName)
 		: nodes.find((n) => n.type === 'n8n-nodes-task-backlog.taskBacklog');
-	if (!node) throw new Error(`workflow ${opts.workflowId} has no node ${opts.nodeName ?? 'of type taskBacklog'}`);
+	if (!node)
+		throw new Error(
+			`workflow ${opts.workflowId} has no node ${opts.nodeName ?? 'of type taskBacklog'}`,
+		);
 
-	const browser = await launchChromium({ maxLifetimeMs: Math.max(10_000, deadline - Date.now()), width, height });
+	const browser = await launchChromium({
+		maxLifetimeMs: Math.max(10_000, deadline - Date.now()),
+		width,
+		height,
+	});
 	try {
 		const session = await browser.newPage(width, height);
-		const send = <T = any>(method: string, params: Record<string, unknown> = {}) => browser.send<T>(method, params, session);
+		const send = <T = any>(method: string, params: Record<string, unknown> = {}) =>
+			browser.send<T>(method, params, session);
 		await send('Network.enable');
 		await send('Page.enable');
 		await send('Runtime.enable');
@@ -169,23 +197,36 @@ export async function screenshotNode(opts: ScreenshotOptions): Promise<Screensho
 			state = JSON.parse(result.value ?? '{}');
 			if (state.ndv && /Operation/.test(state.text) && /Resource/.test(state.text)) break;
 			if (/\/signin/.test(state.path)) {
-				throw new Error('the editor sent the browser to the sign-in page: the cookie was not accepted');
+				throw new Error(
+					'the editor sent the browser to the sign-in page: the cookie was not accepted',
+				);
 			}
 			if (Date.now() > deadline) {
 				const debug = `${opts.out}.failed.png`;
 				const shot = await send<{ data: string }>('Page.captureScreenshot', { format: 'png' });
 				fs.writeFileSync(debug, Buffer.from(shot.data, 'base64'));
-				throw new Error(`the node panel did not open (page ${state.path}); what the page showed: ${debug}`);
+				throw new Error(
+					`the node panel did not open (page ${state.path}); what the page showed: ${debug}`,
+				);
 			}
 			await sleep(500);
 		}
 		// let the panel finish its opening animation and the fonts settle
 		await sleep(2500);
-		const shot = await send<{ data: string }>('Page.captureScreenshot', { format: 'png', captureBeyondViewport: false });
+		const shot = await send<{ data: string }>('Page.captureScreenshot', {
+			format: 'png',
+			captureBeyondViewport: false,
+		});
 		const png = Buffer.from(shot.data, 'base64');
 		fs.mkdirSync(path.dirname(path.resolve(opts.out)), { recursive: true });
 		fs.writeFileSync(opts.out, png);
-		return { file: opts.out, bytes: png.length, nodeName: node.name, panelText: state.text, ownerCreated: cookie.created };
+		return {
+			file: opts.out,
+			bytes: png.length,
+			nodeName: node.name,
+			panelText: state.text,
+			ownerCreated: cookie.created,
+		};
 	} finally {
 		await browser.close();
 	}
@@ -204,7 +245,9 @@ const USAGE = `Usage: node .build/tools/screenshot/screenshot.js --url <n8n base
 `;
 
 const FLAGS: Record<string, FlagKind> = Object.fromEntries(
-	['--url', '--workflow', '--node', '--out', '--email', '--password', '--width', '--height'].map((flag) => [flag, 'value' as const]),
+	['--url', '--workflow', '--node', '--out', '--email', '--password', '--width', '--height'].map(
+		(flag) => [flag, 'value' as const],
+	),
 );
 
 async function main(argv: string[]): Promise<void> {
@@ -227,7 +270,9 @@ async function main(argv: string[]): Promise<void> {
 		height: args.has('height') ? Number(args.get('height')) : undefined,
 		log: (line) => process.stderr.write(`[screenshot] ${line}\n`),
 	});
-	process.stdout.write(`${result.file} (${Math.round(result.bytes / 1024)} KB): node "${result.nodeName}"\n`);
+	process.stdout.write(
+		`${result.file} (${Math.round(result.bytes / 1024)} KB): node "${result.nodeName}"\n`,
+	);
 }
 
 if (require.main === module) {

@@ -9,15 +9,24 @@ import { commit, patchMode, rejectUnknown, stageTask, type Staged } from './task
 import type { Page, Task } from './types';
 import { validateTaskBody, type Mode } from './validation';
 
-export const batch = (store: Store, method: 'POST' | 'PUT' | 'PATCH', body: unknown): Page<Task> => {
-	if (!isPlainObject(body)) throw unprocessable([msgIssue(['body'], body === undefined || body === null ? 'missing' : 'dict')]);
+export const batch = (
+	store: Store,
+	method: 'POST' | 'PUT' | 'PATCH',
+	body: unknown,
+): Page<Task> => {
+	if (!isPlainObject(body))
+		throw unprocessable([
+			msgIssue(['body'], body === undefined || body === null ? 'missing' : 'dict'),
+		]);
 	const items = body.items;
-	if (items === undefined || items === null) throw unprocessable([msgIssue(['body', 'items'], 'missing')]);
+	if (items === undefined || items === null)
+		throw unprocessable([msgIssue(['body', 'items'], 'missing')]);
 	if (!Array.isArray(items)) throw unprocessable([msgIssue(['body', 'items'], 'list')]);
 	const max = store.R.maxBatchSize;
 	if (items.length > max) {
 		// Reading batchTooLarge: `413` is a plain-text answer that does not say the limit.
-		if (store.R.batchTooLarge === '413') throw new HttpError(413, new PlainText('Request Entity Too Large'));
+		if (store.R.batchTooLarge === '413')
+			throw new HttpError(413, new PlainText('Request Entity Too Large'));
 		throw new HttpError(422, {
 			detail: [
 				{
@@ -43,8 +52,10 @@ export const batch = (store: Store, method: 'POST' | 'PUT' | 'PATCH', body: unkn
 		const existing = uid0 ? view(uid0) : undefined;
 		// Readings batchPutExisting (`noop`: existing store.tasks are left as stored, the body only validated as a PATCH
 		// would be) and postExisting (`replace`: POST over an existing uid overwrites it like PUT batch).
-		const putNoop = method === 'PUT' && existing !== undefined && store.R.batchPutExisting === 'noop';
-		const postOverwrite = method === 'POST' && existing !== undefined && store.R.postExisting === 'replace';
+		const putNoop =
+			method === 'PUT' && existing !== undefined && store.R.batchPutExisting === 'noop';
+		const postOverwrite =
+			method === 'POST' && existing !== undefined && store.R.postExisting === 'replace';
 		const mode: Mode =
 			method === 'PATCH'
 				? patchMode(store)
@@ -54,12 +65,17 @@ export const batch = (store: Store, method: 'POST' | 'PUT' | 'PATCH', body: unkn
 						? 'replace'
 						: 'create';
 		const { clean, issues: its } = validateTaskBody(item, loc, mode, rejectUnknown(store));
-		if (method === 'PATCH' && isPlainObject(item) && (item.uid === undefined || item.uid === null)) {
+		if (
+			method === 'PATCH' &&
+			isPlainObject(item) &&
+			(item.uid === undefined || item.uid === null)
+		) {
 			its.push(msgIssue([...loc, 'uid'], 'missing'));
 		}
 		// Reading duplicateUids: `reject` refuses the whole batch when a uid comes again (named at the later item).
 		if (uid0 !== undefined && store.R.duplicateUids === 'reject') {
-			if (seen.has(uid0)) its.unshift(issue([...loc, 'uid'], 'duplicate uid in batch', 'value_error.duplicate'));
+			if (seen.has(uid0))
+				its.unshift(issue([...loc, 'uid'], 'duplicate uid in batch', 'value_error.duplicate'));
 			seen.add(uid0);
 		}
 		if (its.length) {
@@ -91,6 +107,12 @@ export const batch = (store: Store, method: 'POST' | 'PUT' | 'PATCH', body: unkn
 	commit(store, staged);
 	return {
 		items: staged.map((s) => store.tasks.get(s.uid) ?? s.next),
-		meta: { limit: staged.length, total_count: staged.length, self_cursor: '', prev_cursor: '', next_cursor: '' },
+		meta: {
+			limit: staged.length,
+			total_count: staged.length,
+			self_cursor: '',
+			prev_cursor: '',
+			next_cursor: '',
+		},
 	};
 };

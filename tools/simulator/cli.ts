@@ -1,7 +1,14 @@
 // Runs the simulator as a standalone process: `npm run simulator -- --port 8080 --rpm 60`.
 // Prints the base URL on stdout (first line, alone, so scripts can read it) and stops on SIGINT/SIGTERM.
 import { Arg, ArgsError, readArgs, type FlagKind } from '../cli/args';
-import { PROFILES, READING_NAMES, READING_VALUES, parseReadingAssignment, type Profile, type Readings } from './readings';
+import {
+	PROFILES,
+	READING_NAMES,
+	READING_VALUES,
+	parseReadingAssignment,
+	type Profile,
+	type Readings,
+} from './readings';
 import { startSimulator, type SimulatorOptions, type WebhookTarget } from './simulator';
 
 const USAGE = `Usage: node .build/tools/simulator/cli.js [options]
@@ -121,7 +128,10 @@ function parseArgs(argv: string[]): { options: SimulatorOptions; seedTasks: numb
 				faults.resetAfterEffectRate = arg.number();
 				break;
 			case '--latency': {
-				const parts = arg.text().split(',').map((p) => new Arg(arg.flag, p.trim()).number());
+				const parts = arg
+					.text()
+					.split(',')
+					.map((p) => new Arg(arg.flag, p.trim()).number());
 				faults.latencyMs = [parts[0], parts[1] ?? parts[0]];
 				break;
 			}

@@ -3,15 +3,34 @@ import type * as http from 'node:http';
 import { randomUUID } from 'node:crypto';
 
 import { deepEqual } from './query';
-import { COMMENT_EXPANDS, httpError, isPlainObject, isUuid, issue, msgIssue, unprocessable } from './helpers';
+import {
+	COMMENT_EXPANDS,
+	httpError,
+	isPlainObject,
+	isUuid,
+	issue,
+	msgIssue,
+	unprocessable,
+} from './helpers';
 import { paginate, type Ordering } from './pagination';
 import type { Store } from './store';
 import { mustTask } from './tasks';
 import type { Page, TaskComment, TextBlock } from './types';
-import { COMMENT_BODY, blockText, expandParams, parseExpand, validateShape, type Clean } from './validation';
+import {
+	COMMENT_BODY,
+	blockText,
+	expandParams,
+	parseExpand,
+	validateShape,
+	type Clean,
+} from './validation';
 import { clampLimit } from './listing';
 
-export const renderComments = (store: Store, list: TaskComment[], expand: string[]): TaskComment[] =>
+export const renderComments = (
+	store: Store,
+	list: TaskComment[],
+	expand: string[],
+): TaskComment[] =>
 	expand.length
 		? list.map((c) => {
 				const out: TaskComment = { ...c };
@@ -19,7 +38,8 @@ export const renderComments = (store: Store, list: TaskComment[], expand: string
 					const t = store.tasks.get(c.task_uid);
 					if (t) out.task = t;
 				}
-				if (expand.includes('author')) out.author = c.author_uid ? store.userFor(c.author_uid) : null;
+				if (expand.includes('author'))
+					out.author = c.author_uid ? store.userFor(c.author_uid) : null;
 				return out;
 			})
 		: list;
@@ -40,26 +60,44 @@ export const validateComment = (body: unknown, taskUid: string, creating: boolea
 	if (isPlainObject(body) && creating) {
 		const blocks = clean.blocks as unknown[] | undefined;
 		const text = clean.text as string | undefined;
-		if ((text === undefined || text.trim() === '') && !blocks?.length && !issues.some((i) => i.loc[1] === 'text')) {
+		if (
+			(text === undefined || text.trim() === '') &&
+			!blocks?.length &&
+			!issues.some((i) => i.loc[1] === 'text')
+		) {
 			issues.push(
 				text === undefined
 					? msgIssue(['body', 'text'], 'missing')
-					: issue(['body', 'text'], 'ensure this value has at least 1 characters', 'value_error.any_str.min_length'),
+					: issue(
+							['body', 'text'],
+							'ensure this value has at least 1 characters',
+							'value_error.any_str.min_length',
+						),
 			);
 		}
 	}
 	if (clean.task_uid !== undefined && clean.task_uid !== taskUid) {
-		issues.push(issue(['body', 'task_uid'], 'task_uid in body does not match the path', 'value_error'));
+		issues.push(
+			issue(['body', 'task_uid'], 'task_uid in body does not match the path', 'value_error'),
+		);
 	}
 	if (issues.length) throw unprocessable(issues);
 	return clean;
 };
 
-export const createComment = (store: Store, ctx: Caller, taskUid: string, uid: string | undefined, body: unknown): TaskComment => {
+export const createComment = (
+	store: Store,
+	ctx: Caller,
+	taskUid: string,
+	uid: string | undefined,
+	body: unknown,
+): TaskComment => {
 	mustTask(store, taskUid);
 	const clean = validateComment(body, taskUid, true);
 	if (uid && clean.uid !== undefined && clean.uid !== uid) {
-		throw unprocessable([issue(['body', 'uid'], 'uid in body does not match the path', 'value_error')]);
+		throw unprocessable([
+			issue(['body', 'uid'], 'uid in body does not match the path', 'value_error'),
+		]);
 	}
 	const cuid = uid ?? (clean.uid as string | undefined) ?? randomUUID();
 	const existing = store.comments.get(cuid);
@@ -73,7 +111,8 @@ export const createComment = (store: Store, ctx: Caller, taskUid: string, uid: s
 		uid: cuid,
 		archived: (clean.archived as boolean | undefined) ?? false,
 		task_uid: taskUid,
-		author_uid: clean.author_uid !== undefined ? (clean.author_uid as string | null) : authorFor(store, ctx),
+		author_uid:
+			clean.author_uid !== undefined ? (clean.author_uid as string | null) : authorFor(store, ctx),
 		text: (clean.text as string | undefined) || blockText(blocks),
 		blocks,
 		created_at: (clean.created_at as string | undefined) ?? stamp,
@@ -90,18 +129,26 @@ export const mustComment = (store: Store, taskUid: string, uid: string): TaskCom
 	return c;
 };
 
-export const patchComment = (store: Store, taskUid: string, uid: string, body: unknown): TaskComment => {
+export const patchComment = (
+	store: Store,
+	taskUid: string,
+	uid: string,
+	body: unknown,
+): TaskComment => {
 	mustTask(store, taskUid);
 	const c = mustComment(store, taskUid, uid);
 	const clean = validateComment(body, taskUid, false);
 	if (clean.uid !== undefined && clean.uid !== uid) {
-		throw unprocessable([issue(['body', 'uid'], 'uid in body does not match the path', 'value_error')]);
+		throw unprocessable([
+			issue(['body', 'uid'], 'uid in body does not match the path', 'value_error'),
+		]);
 	}
 	const next: TaskComment = { ...c };
 	for (const k of ['archived', 'author_uid', 'text', 'blocks'] as const) {
 		if (clean[k] !== undefined) (next as unknown as Record<string, unknown>)[k] = clean[k];
 	}
-	if (clean.blocks !== undefined && clean.text === undefined) next.text = blockText(next.blocks) || next.text;
+	if (clean.blocks !== undefined && clean.text === undefined)
+		next.text = blockText(next.blocks) || next.text;
 	if (store.R.updatedAt === 'everyWrite' || !deepEqual(c, next)) {
 		next.updated_at = store.takeStamp(store.peekStamp());
 		store.comments.set(uid, next);
@@ -110,9 +157,17 @@ export const patchComment = (store: Store, taskUid: string, uid: string, body: u
 	return store.comments.get(uid) ?? next;
 };
 
-const commentOrdering: Ordering<TaskComment> = { sig: 'comments', key: (c) => [c.created_at, c.uid], dirs: [1, 1] };
+const commentOrdering: Ordering<TaskComment> = {
+	sig: 'comments',
+	key: (c) => [c.created_at, c.uid],
+	dirs: [1, 1],
+};
 
-export const listComments = (store: Store, taskUid: string, sp: URLSearchParams): Page<TaskComment> => {
+export const listComments = (
+	store: Store,
+	taskUid: string,
+	sp: URLSearchParams,
+): Page<TaskComment> => {
 	mustTask(store, taskUid);
 	const limit = clampLimit(store, sp.get('limit'), ['query', 'limit']);
 	const expand = parseExpand(expandParams(sp), COMMENT_EXPANDS, ['query', 'expand']);
@@ -121,7 +176,12 @@ export const listComments = (store: Store, taskUid: string, sp: URLSearchParams)
 	return { items: renderComments(store, page.items, expand), meta: page.meta };
 };
 
-export const getComment = (store: Store, taskUid: string, uid: string, sp: URLSearchParams): TaskComment => {
+export const getComment = (
+	store: Store,
+	taskUid: string,
+	uid: string,
+	sp: URLSearchParams,
+): TaskComment => {
 	mustTask(store, taskUid);
 	const expand = parseExpand(expandParams(sp), COMMENT_EXPANDS, ['query', 'expand']);
 	return renderComments(store, [mustComment(store, taskUid, uid)], expand)[0];

@@ -8,7 +8,12 @@ import type { Store } from './store';
 import { seedTasks } from './tasks';
 import type { SimulatorOptions } from './types';
 
-export const control = async (store: Store, req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> => {
+export const control = async (
+	store: Store,
+	req: http.IncomingMessage,
+	res: http.ServerResponse,
+	url: URL,
+): Promise<void> => {
 	const method = req.method ?? 'GET';
 	const name = url.pathname.replace(/^\/_sim\/?/, '').replace(/\/$/, '');
 	let body: unknown;
@@ -29,7 +34,12 @@ export const control = async (store: Store, req: http.IncomingMessage, res: http
 	}
 	if (method === 'GET' && name === 'state') {
 		send(res, 200, {
-			counts: { tasks: store.tasks.size, comments: store.comments.size, requests: store.requests.length, deliveries: store.deliveries.length },
+			counts: {
+				tasks: store.tasks.size,
+				comments: store.comments.size,
+				requests: store.requests.length,
+				deliveries: store.deliveries.length,
+			},
 			tasks: [...store.tasks.values()],
 			comments: [...store.comments.values()],
 			deliveries: store.deliveries,

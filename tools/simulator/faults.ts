@@ -23,7 +23,11 @@ export function rateLimit(store: Store, token: string): void {
 		const headers: Record<string, string> = store.opts.retryAfterOnLimit
 			? { 'retry-after': String(Math.max(1, Math.ceil((w.start + windowMs - now) / 1000))) }
 			: {};
-		throw new HttpError(429, { message: `Too many requests: limit is ${limit} per window` }, headers);
+		throw new HttpError(
+			429,
+			{ message: `Too many requests: limit is ${limit} per window` },
+			headers,
+		);
 	}
 }
 
@@ -40,7 +44,9 @@ export async function applyFaults(
 ): Promise<'gone' | 'cutAfterEffect' | 'proceed'> {
 	const { method, path } = entry;
 	// 3a. scripted faults, before any side effect
-	const scripted = store.scriptedFaults.findIndex((fault) => !fault.when || fault.when({ method, path }));
+	const scripted = store.scriptedFaults.findIndex(
+		(fault) => !fault.when || fault.when({ method, path }),
+	);
 	let cutAfterEffect = false;
 	if (scripted >= 0) {
 		const [fault] = store.scriptedFaults.splice(scripted, 1);
@@ -52,21 +58,37 @@ export async function applyFaults(
 			return 'gone';
 		} else {
 			entry.fault = `scripted-${fault.status}`;
-			const headers = fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : undefined;
-			throw new HttpError(fault.status, fault.body ?? { message: `Scripted ${fault.status}` }, headers, fault.body !== undefined);
+			const headers =
+				fault.retryAfter !== undefined ? { 'retry-after': String(fault.retryAfter) } : undefined;
+			throw new HttpError(
+				fault.status,
+				fault.body ?? { message: `Scripted ${fault.status}` },
+				headers,
+				fault.body !== undefined,
+			);
 		}
 	}
 	// 3b. random faults, before any side effect. A fixed number of draws per request keeps seeded runs reproducible.
 	const f = store.opts.faults;
 	if (f && (!f.only || f.only({ method, path }))) {
 		const rng = store.rng;
-		const [rLatency, rReset, rError, rCode, rLimit, rRetry] = [rng(), rng(), rng(), rng(), rng(), rng()];
+		const [rLatency, rReset, rError, rCode, rLimit, rRetry] = [
+			rng(),
+			rng(),
+			rng(),
+			rng(),
+			rng(),
+			rng(),
+		];
 		if (f.latencyMs) {
 			const [lo, hi] = f.latencyMs;
 			await store.sleep(lo + rLatency * Math.max(0, hi - lo));
 			if (store.stopped || res.destroyed) return 'gone';
 		}
-		const retryAfter = rRetry < (f.retryAfterRate ?? 0) ? { 'retry-after': String(f.retryAfterSeconds ?? 1) } : undefined;
+		const retryAfter =
+			rRetry < (f.retryAfterRate ?? 0)
+				? { 'retry-after': String(f.retryAfterSeconds ?? 1) }
+				: undefined;
 		if (rReset < (f.resetRate ?? 0)) {
 			entry.fault = 'reset';
 			req.socket.destroy();
@@ -75,8 +97,17 @@ export async function applyFaults(
 		if (rError < (f.error5xxRate ?? 0)) {
 			const code = [500, 502, 503][Math.min(2, Math.floor(rCode * 3))];
 			entry.fault = `error-${code}`;
-			const text = code === 500 ? 'Internal Server Error' : code === 502 ? 'Bad Gateway' : 'Service Unavailable';
-			throw new HttpError(code, { message: `Simulated ${code} ${text}` }, code === 503 ? retryAfter : undefined);
+			const text =
+				code === 500
+					? 'Internal Server Error'
+					: code === 502
+						? 'Bad Gateway'
+						: 'Service Unavailable';
+			throw new HttpError(
+				code,
+				{ message: `Simulated ${code} ${text}` },
+				code === 503 ? retryAfter : undefined,
+			);
 		}
 		if (rLimit < (f.rateLimitRate ?? 0)) {
 			entry.fault = 'rate-limit';

@@ -58,7 +58,11 @@ export class HttpError extends Error {
 		/** A body given by the caller (scripted fault): sent as is, never reshaped by `errorBodies`. */
 		readonly verbatim = false,
 	) {
-		super(typeof body === 'object' && body && 'message' in body ? String((body as { message: unknown }).message) : `HTTP ${status}`);
+		super(
+			typeof body === 'object' && body && 'message' in body
+				? String((body as { message: unknown }).message)
+				: `HTTP ${status}`,
+		);
 	}
 }
 
@@ -87,7 +91,11 @@ const MSG = {
 } as const;
 
 export function enumIssue(loc: Loc, values: readonly string[]): Issue {
-	return issue(loc, `value is not a valid enumeration member; permitted: ${values.map((v) => `'${v}'`).join(', ')}`, 'type_error.enum');
+	return issue(
+		loc,
+		`value is not a valid enumeration member; permitted: ${values.map((v) => `'${v}'`).join(', ')}`,
+		'type_error.enum',
+	);
 }
 
 export function msgIssue(loc: Loc, kind: keyof typeof MSG): Issue {

@@ -1,18 +1,46 @@
 // Reading many tasks: GET /tasks (filters, custom fields, search) and POST /tasks/query (condition trees, sorts).
-import { DOCUMENTED_OPERATORS, evaluateCondition, resolveField, validateCondition, validateSorts, type Condition, type Issue, type Loc, type Sort } from './query';
-import { STATUSES, TASK_EXPANDS, enumIssue, isPlainObject, isUuid, issue, msgIssue, parseDate, unprocessable } from './helpers';
+import {
+	DOCUMENTED_OPERATORS,
+	evaluateCondition,
+	resolveField,
+	validateCondition,
+	validateSorts,
+	type Condition,
+	type Issue,
+	type Loc,
+	type Sort,
+} from './query';
+import {
+	STATUSES,
+	TASK_EXPANDS,
+	enumIssue,
+	isPlainObject,
+	isUuid,
+	issue,
+	msgIssue,
+	parseDate,
+	unprocessable,
+} from './helpers';
 import { paginate, type Ordering } from './pagination';
 import type { Store } from './store';
 import { renderTasks } from './tasks';
 import type { Page, Task } from './types';
 import { expandParams, parseBoolParam, parseExpand } from './validation';
 
-export const clampLimit = (store: Store, raw: unknown, loc: Loc, maxLimit = store.opts.maxPageSize ?? 100): number => {
+export const clampLimit = (
+	store: Store,
+	raw: unknown,
+	loc: Loc,
+	maxLimit = store.opts.maxPageSize ?? 100,
+): number => {
 	const max = Math.max(1, maxLimit);
 	if (raw === undefined || raw === null || raw === '') return Math.min(50, max);
 	const n = typeof raw === 'string' ? Number(raw) : raw;
 	if (typeof n !== 'number' || !Number.isInteger(n)) throw unprocessable([msgIssue(loc, 'int')]);
-	if (n < 1) throw unprocessable([issue(loc, 'ensure this value is greater than or equal to 1', 'value_error.number.not_ge')]);
+	if (n < 1)
+		throw unprocessable([
+			issue(loc, 'ensure this value is greater than or equal to 1', 'value_error.number.not_ge'),
+		]);
 	return Math.min(n, max);
 };
 
@@ -24,7 +52,9 @@ export const taskOrdering = (orderBy: 'created_at' | 'updated_at'): Ordering<Tas
 
 export const searchText = (t: Task): string =>
 	Object.values(t.fields ?? {})
-		.map((v) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)))
+		.map((v) =>
+			v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v),
+		)
 		.join('\n')
 		.toLowerCase();
 
@@ -62,21 +92,30 @@ export const listTasks = (store: Store, sp: URLSearchParams): Page<Task> => {
 	if (store.R.listParams === 'customFields') {
 		const custom = new Map<string, string[]>();
 		for (const k of new Set(sp.keys())) if (!PAGING_PARAMS.has(k)) custom.set(k, sp.getAll(k));
-		const filtered = [...store.tasks.values()].filter((t) => !t.archived && matchesCustom(t, custom));
-		const page = paginate(filtered, taskOrdering('created_at'), limit, sp.get('cursor') ?? undefined);
+		const filtered = [...store.tasks.values()].filter(
+			(t) => !t.archived && matchesCustom(t, custom),
+		);
+		const page = paginate(
+			filtered,
+			taskOrdering('created_at'),
+			limit,
+			sp.get('cursor') ?? undefined,
+		);
 		return { items: renderTasks(store, page.items, expand), meta: page.meta };
 	}
 	const issues: Issue[] = [];
 	const statuses = sp.getAll('status').filter((s) => s !== '');
 	statuses.forEach((s) => {
-		if (!(STATUSES as readonly string[]).includes(s)) issues.push(enumIssue(['query', 'status'], STATUSES));
+		if (!(STATUSES as readonly string[]).includes(s))
+			issues.push(enumIssue(['query', 'status'], STATUSES));
 	});
 	const assignees = sp.getAll('assignee_uid').filter((s) => s !== '');
 	assignees.forEach((a) => {
 		if (!isUuid(a)) issues.push(msgIssue(['query', 'assignee_uid'], 'uuid'));
 	});
 	const orderBy = sp.get('order_by') || 'created_at';
-	if (orderBy !== 'created_at' && orderBy !== 'updated_at') issues.push(enumIssue(['query', 'order_by'], ['created_at', 'updated_at']));
+	if (orderBy !== 'created_at' && orderBy !== 'updated_at')
+		issues.push(enumIssue(['query', 'order_by'], ['created_at', 'updated_at']));
 	const after: Record<string, number> = {};
 	for (const name of ['created_at_after', 'updated_at_after']) {
 		const v = sp.get(name);
@@ -94,8 +133,16 @@ export const listTasks = (store: Store, sp: URLSearchParams): Page<Task> => {
 		if (t.archived !== archived) return false;
 		if (statuses.length && !statuses.includes(t.status)) return false;
 		if (assigneeSet.size && !(t.assignee_uid && assigneeSet.has(t.assignee_uid))) return false;
-		if (after.created_at_after !== undefined && !(Date.parse(t.created_at) > after.created_at_after)) return false;
-		if (after.updated_at_after !== undefined && !(Date.parse(t.updated_at) > after.updated_at_after)) return false;
+		if (
+			after.created_at_after !== undefined &&
+			!(Date.parse(t.created_at) > after.created_at_after)
+		)
+			return false;
+		if (
+			after.updated_at_after !== undefined &&
+			!(Date.parse(t.updated_at) > after.updated_at_after)
+		)
+			return false;
 		return matchesCustom(t, custom);
 	});
 	const ordering = taskOrdering(orderBy as 'created_at' | 'updated_at');
@@ -111,27 +158,46 @@ export const listTasks = (store: Store, sp: URLSearchParams): Page<Task> => {
 	return { items: renderTasks(store, page.items, expand), meta: page.meta };
 };
 
-export const queryTasks = (store: Store, sp: URLSearchParams, rawBody: unknown): Page<Task> | { items: Task[]; meta: { limit: number; total_count: number } } => {
+export const queryTasks = (
+	store: Store,
+	sp: URLSearchParams,
+	rawBody: unknown,
+): Page<Task> | { items: Task[]; meta: { limit: number; total_count: number } } => {
 	const body = rawBody === undefined || rawBody === null ? {} : rawBody;
 	if (!isPlainObject(body)) throw unprocessable([msgIssue(['body'], 'dict')]);
 	const issues: Issue[] = [
-		...validateCondition(body.condition, ['body', 'condition'], store.R.queryOperators === 'documented' ? DOCUMENTED_OPERATORS : undefined),
+		...validateCondition(
+			body.condition,
+			['body', 'condition'],
+			store.R.queryOperators === 'documented' ? DOCUMENTED_OPERATORS : undefined,
+		),
 		...validateSorts(body.sorts, ['body', 'sorts']),
 	];
-	if (body.expand !== undefined && body.expand !== null && !Array.isArray(body.expand)) issues.push(msgIssue(['body', 'expand'], 'list'));
+	if (body.expand !== undefined && body.expand !== null && !Array.isArray(body.expand))
+		issues.push(msgIssue(['body', 'expand'], 'list'));
 	if (issues.length) throw unprocessable(issues);
 	// Readings queryLimitFrom (body only: the query-string limit is ignored) and queryMaxLimit (silent clamp).
 	const fromQuery = store.R.queryLimitFrom === 'queryOrBody' && sp.has('limit');
-	const limit = clampLimit(store, fromQuery ? sp.get('limit') : (body.limit as unknown), fromQuery ? ['query', 'limit'] : ['body', 'limit'], store.R.queryMaxLimit);
+	const limit = clampLimit(
+		store,
+		fromQuery ? sp.get('limit') : (body.limit as unknown),
+		fromQuery ? ['query', 'limit'] : ['body', 'limit'],
+		store.R.queryMaxLimit,
+	);
 	const expand = [
-		...parseExpand((body.expand as unknown[] | null | undefined) ?? [], TASK_EXPANDS, ['body', 'expand']),
+		...parseExpand((body.expand as unknown[] | null | undefined) ?? [], TASK_EXPANDS, [
+			'body',
+			'expand',
+		]),
 		...parseExpand(expandParams(sp), TASK_EXPANDS, ['query', 'expand']),
 	].filter((v, i, a) => a.indexOf(v) === i);
 	const archived = parseBoolParam(sp.get('archived'), ['query', 'archived'], false);
 	const condition = (body.condition ?? undefined) as Condition | undefined;
 	const strictTypes = store.R.typeComparison === 'strict';
 	const matched = [...store.tasks.values()].filter(
-		(t) => t.archived === archived && evaluateCondition(condition, t as unknown as Record<string, unknown>, { strictTypes }),
+		(t) =>
+			t.archived === archived &&
+			evaluateCondition(condition, t as unknown as Record<string, unknown>, { strictTypes }),
 	);
 	const sorts = ((body.sorts as Sort[] | null | undefined) ?? []).map((s) => ({
 		field: s.field as string,
@@ -139,13 +205,20 @@ export const queryTasks = (store: Store, sp: URLSearchParams, rawBody: unknown):
 	}));
 	const ordering: Ordering<Task> = {
 		sig: `query:${JSON.stringify(sorts)}`,
-		key: (t) => [...sorts.map((s) => resolveField(t as unknown as Record<string, unknown>, s.field)), t.created_at, t.uid],
+		key: (t) => [
+			...sorts.map((s) => resolveField(t as unknown as Record<string, unknown>, s.field)),
+			t.created_at,
+			t.uid,
+		],
 		dirs: [...sorts.map((s) => s.dir), 1, 1],
 	};
 	if (store.R.queryPaging === 'none') {
 		// facts.md: no cursor is documented for the query endpoint. One page, a cursor parameter is ignored.
 		const page = paginate(matched, ordering, limit, undefined);
-		return { items: renderTasks(store, page.items, expand), meta: { limit, total_count: page.meta.total_count } };
+		return {
+			items: renderTasks(store, page.items, expand),
+			meta: { limit, total_count: page.meta.total_count },
+		};
 	}
 	const page = paginate(matched, ordering, limit, sp.get('cursor') ?? undefined);
 	return { items: renderTasks(store, page.items, expand), meta: page.meta };

@@ -57,7 +57,12 @@ function decodeCursor(raw: string, sig: string): CursorData {
  * Sorts and cuts one page. The cursor carries the sort key of the last item already returned (keyset), so inserts
  * and deletes between pages neither repeat nor skip items; the offset is only a fallback for the first page.
  */
-export function paginate<T>(all: T[], ordering: Ordering<T>, limit: number, cursor: string | undefined): Page<T> {
+export function paginate<T>(
+	all: T[],
+	ordering: Ordering<T>,
+	limit: number,
+	cursor: string | undefined,
+): Page<T> {
 	const keyed = all.map((item) => {
 		const key = ordering.key(item).map((v) => (v === undefined ? null : v));
 		return { item, key, sk: key.map(sortable) };
@@ -81,7 +86,11 @@ export function paginate<T>(all: T[], ordering: Ordering<T>, limit: number, curs
 		}
 	}
 	const at = (i: number): string =>
-		encodeCursor(i === 0 ? { v: 1, s: ordering.sig, o: 0 } : { v: 1, s: ordering.sig, o: i, k: keyed[i - 1].key });
+		encodeCursor(
+			i === 0
+				? { v: 1, s: ordering.sig, o: 0 }
+				: { v: 1, s: ordering.sig, o: i, k: keyed[i - 1].key },
+		);
 	const end = Math.min(start + limit, keyed.length);
 	return {
 		items: keyed.slice(start, end).map((k) => k.item),

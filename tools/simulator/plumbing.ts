@@ -5,18 +5,28 @@ import { MAX_BODY_BYTES, httpError, type HttpError } from './helpers';
 import { PlainText, variedErrorBody } from './readings';
 import type { Store } from './store';
 
-export const send = (res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void => {
+export const send = (
+	res: http.ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): void => {
 	if (res.headersSent || res.destroyed) return;
 	const text = body instanceof PlainText;
 	const raw = text ? body.text : JSON.stringify(body);
 	const type = text ? 'text/plain; charset=utf-8' : 'application/json';
-	res.writeHead(status, { 'content-type': type, 'content-length': String(Buffer.byteLength(raw)), ...headers });
+	res.writeHead(status, {
+		'content-type': type,
+		'content-length': String(Buffer.byteLength(raw)),
+		...headers,
+	});
 	res.end(raw);
 };
 
 /** An error answer; reading errorBodies `varied` reshapes the simulator's own bodies (not scripted ones). */
 export const sendError = (store: Store, res: http.ServerResponse, e: HttpError): void => {
-	const body = store.R.errorBodies === 'varied' && !e.verbatim ? variedErrorBody(e.status, e.body) : e.body;
+	const body =
+		store.R.errorBodies === 'varied' && !e.verbatim ? variedErrorBody(e.status, e.body) : e.body;
 	send(res, e.status, body, e.headers);
 };
 

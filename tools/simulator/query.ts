@@ -55,7 +55,8 @@ export function resolveField(item: Record<string, unknown>, path: string): unkno
 		if (!isPlainObject(cur)) return undefined;
 		cur = cur[part];
 	}
-	if (cur === undefined && parts.length === 1 && isPlainObject(item.fields)) return item.fields[path];
+	if (cur === undefined && parts.length === 1 && isPlainObject(item.fields))
+		return item.fields[path];
 	return cur;
 }
 
@@ -129,10 +130,20 @@ export function compareValues(a: unknown, b: unknown): number {
 	if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
 	if (typeof a === 'string' && typeof b === 'string') return a === b ? 0 : a < b ? -1 : 1;
 	// A numeric string against a number compares numerically, like the equality above compares as strings.
-	if (typeof a === 'number' && typeof b === 'string' && b.trim() !== '' && !Number.isNaN(Number(b))) {
+	if (
+		typeof a === 'number' &&
+		typeof b === 'string' &&
+		b.trim() !== '' &&
+		!Number.isNaN(Number(b))
+	) {
 		return compareValues(a, Number(b));
 	}
-	if (typeof b === 'number' && typeof a === 'string' && a.trim() !== '' && !Number.isNaN(Number(a))) {
+	if (
+		typeof b === 'number' &&
+		typeof a === 'string' &&
+		a.trim() !== '' &&
+		!Number.isNaN(Number(a))
+	) {
 		return compareValues(Number(a), b);
 	}
 	const ra = typeRank(a);
@@ -144,34 +155,62 @@ export function compareValues(a: unknown, b: unknown): number {
 }
 
 /** Validates a condition tree; returns every problem with its location, FastAPI style. */
-export function validateCondition(c: unknown, loc: Loc, vocabulary: Vocabulary = { operators: OPERATORS, combinators: COMBINATORS }): Issue[] {
+export function validateCondition(
+	c: unknown,
+	loc: Loc,
+	vocabulary: Vocabulary = { operators: OPERATORS, combinators: COMBINATORS },
+): Issue[] {
 	const { operators, combinators } = vocabulary;
 	if (c === null || c === undefined) return [];
-	if (!isPlainObject(c)) return [{ loc, msg: 'value is not a valid dict', type: 'type_error.dict' }];
+	if (!isPlainObject(c))
+		return [{ loc, msg: 'value is not a valid dict', type: 'type_error.dict' }];
 	const issues: Issue[] = [];
 	if (c.negated !== undefined && typeof c.negated !== 'boolean') {
-		issues.push({ loc: [...loc, 'negated'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
+		issues.push({
+			loc: [...loc, 'negated'],
+			msg: 'value could not be parsed to a boolean',
+			type: 'type_error.bool',
+		});
 	}
 	if (c.disabled !== undefined && typeof c.disabled !== 'boolean') {
-		issues.push({ loc: [...loc, 'disabled'], msg: 'value could not be parsed to a boolean', type: 'type_error.bool' });
+		issues.push({
+			loc: [...loc, 'disabled'],
+			msg: 'value could not be parsed to a boolean',
+			type: 'type_error.bool',
+		});
 	}
 	if (c.conditions !== undefined && c.conditions !== null) {
 		if (!Array.isArray(c.conditions)) {
-			issues.push({ loc: [...loc, 'conditions'], msg: 'value is not a valid list', type: 'type_error.list' });
+			issues.push({
+				loc: [...loc, 'conditions'],
+				msg: 'value is not a valid list',
+				type: 'type_error.list',
+			});
 		} else {
-			c.conditions.forEach((sub, i) => issues.push(...validateCondition(sub, [...loc, 'conditions', i], vocabulary)));
+			c.conditions.forEach((sub, i) =>
+				issues.push(...validateCondition(sub, [...loc, 'conditions', i], vocabulary)),
+			);
 		}
 		const comb = c.combinator ?? 'and';
 		if (typeof comb !== 'string' || !combinators.includes(comb.toLowerCase())) {
-			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(combinators), type: 'type_error.enum' });
+			issues.push({
+				loc: [...loc, 'combinator'],
+				msg: enumMsg(combinators),
+				type: 'type_error.enum',
+			});
 		}
 		return issues;
 	}
-	if (c.field === undefined && c.operator === undefined && c.combinator === undefined) return issues; // `{}` matches all
+	if (c.field === undefined && c.operator === undefined && c.combinator === undefined)
+		return issues; // `{}` matches all
 	if (c.combinator !== undefined && c.field === undefined) {
 		// A group without `conditions`: check the combinator, match everything.
 		if (typeof c.combinator !== 'string' || !combinators.includes(c.combinator.toLowerCase())) {
-			issues.push({ loc: [...loc, 'combinator'], msg: enumMsg(combinators), type: 'type_error.enum' });
+			issues.push({
+				loc: [...loc, 'combinator'],
+				msg: enumMsg(combinators),
+				type: 'type_error.enum',
+			});
 		}
 		return issues;
 	}
@@ -189,7 +228,11 @@ export function validateCondition(c: unknown, loc: Loc, vocabulary: Vocabulary =
 			type: c.operator === undefined ? 'value_error.missing' : 'type_error.enum',
 		});
 	} else if (c.operator === 'in' && !Array.isArray(c.value)) {
-		issues.push({ loc: [...loc, 'value'], msg: 'value is not a valid list', type: 'type_error.list' });
+		issues.push({
+			loc: [...loc, 'value'],
+			msg: 'value is not a valid list',
+			type: 'type_error.list',
+		});
 	}
 	return issues;
 }
@@ -208,7 +251,8 @@ function evaluateLeaf(c: Condition, item: Record<string, unknown>, o: EvalOption
 		case '>':
 		case '>=': {
 			// Ordering against a missing value is false, as in SQL.
-			if (actual === null || actual === undefined || expected === null || expected === undefined) return false;
+			if (actual === null || actual === undefined || expected === null || expected === undefined)
+				return false;
 			if (strict && !sameJsonType(actual, expected)) return false;
 			const d = compareValues(actual, expected);
 			if (c.operator === '<') return d < 0;
@@ -231,13 +275,18 @@ function evaluateLeaf(c: Condition, item: Record<string, unknown>, o: EvalOption
 }
 
 /** Evaluates a validated condition; disabled nodes are skipped and an empty group matches everything. */
-export function evaluateCondition(c: Condition | null | undefined, item: Record<string, unknown>, o: EvalOptions = {}): boolean {
+export function evaluateCondition(
+	c: Condition | null | undefined,
+	item: Record<string, unknown>,
+	o: EvalOptions = {},
+): boolean {
 	if (!c || c.disabled) return true;
 	let result: boolean;
 	if (Array.isArray(c.conditions) || (c.combinator !== undefined && c.field === undefined)) {
 		const active = (c.conditions ?? []).filter((sub) => sub && !sub.disabled);
 		if (active.length === 0) result = true;
-		else if ((c.combinator ?? 'and').toLowerCase() === 'or') result = active.some((sub) => evaluateCondition(sub, item, o));
+		else if ((c.combinator ?? 'and').toLowerCase() === 'or')
+			result = active.some((sub) => evaluateCondition(sub, item, o));
 		else result = active.every((sub) => evaluateCondition(sub, item, o));
 	} else {
 		result = typeof c.field === 'string' ? evaluateLeaf(c, item, o) : true;
@@ -247,7 +296,8 @@ export function evaluateCondition(c: Condition | null | undefined, item: Record<
 
 export function validateSorts(sorts: unknown, loc: Loc): Issue[] {
 	if (sorts === null || sorts === undefined) return [];
-	if (!Array.isArray(sorts)) return [{ loc, msg: 'value is not a valid list', type: 'type_error.list' }];
+	if (!Array.isArray(sorts))
+		return [{ loc, msg: 'value is not a valid list', type: 'type_error.list' }];
 	const issues: Issue[] = [];
 	sorts.forEach((s, i) => {
 		if (!isPlainObject(s)) {
@@ -255,10 +305,22 @@ export function validateSorts(sorts: unknown, loc: Loc): Issue[] {
 			return;
 		}
 		if (typeof s.field !== 'string' || s.field === '') {
-			issues.push({ loc: [...loc, i, 'field'], msg: 'field required', type: 'value_error.missing' });
+			issues.push({
+				loc: [...loc, i, 'field'],
+				msg: 'field required',
+				type: 'value_error.missing',
+			});
 		}
-		if (s.direction !== undefined && s.direction !== null && !(DIRECTIONS as readonly unknown[]).includes(s.direction)) {
-			issues.push({ loc: [...loc, i, 'direction'], msg: enumMsg(DIRECTIONS), type: 'type_error.enum' });
+		if (
+			s.direction !== undefined &&
+			s.direction !== null &&
+			!(DIRECTIONS as readonly unknown[]).includes(s.direction)
+		) {
+			issues.push({
+				loc: [...loc, i, 'direction'],
+				msg: enumMsg(DIRECTIONS),
+				type: 'type_error.enum',
+			});
 		}
 	});
 	return issues;

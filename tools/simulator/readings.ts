@@ -128,7 +128,8 @@ export function readingsFor(options: ReadingSource = {}): Readings {
 	const base: Readings = { ...(strict ? STRICT_READINGS : LENIENT_READINGS) };
 	const maxPage = Math.max(1, options.maxPageSize ?? 100);
 	base.queryMaxLimit = strict ? Math.min(STRICT_READINGS.queryMaxLimit, maxPage) : maxPage;
-	if (options.maxBatchSize !== undefined && options.maxBatchSize !== null) base.maxBatchSize = options.maxBatchSize;
+	if (options.maxBatchSize !== undefined && options.maxBatchSize !== null)
+		base.maxBatchSize = options.maxBatchSize;
 	const out = base as unknown as Record<string, unknown>;
 	for (const [k, v] of Object.entries(options.readings ?? {})) {
 		if (v !== undefined && v !== null && k in READING_VALUES) out[k] = v;
@@ -139,7 +140,11 @@ export function readingsFor(options: ReadingSource = {}): Readings {
 /** Problems with a profile and a set of reading overrides (null/undefined values are allowed: they clear a reading). */
 export function checkReadings(profile: unknown, readings: unknown): string[] {
 	const errors: string[] = [];
-	if (profile !== undefined && profile !== null && !(PROFILES as readonly unknown[]).includes(profile)) {
+	if (
+		profile !== undefined &&
+		profile !== null &&
+		!(PROFILES as readonly unknown[]).includes(profile)
+	) {
 		errors.push(`profile must be one of ${PROFILES.join(', ')} (got ${JSON.stringify(profile)})`);
 	}
 	if (readings === undefined || readings === null) return errors;
@@ -155,7 +160,8 @@ export function checkReadings(profile: unknown, readings: unknown): string[] {
 		if (v === undefined || v === null) continue;
 		const allowed = READING_VALUES[k as ReadingName];
 		if (allowed === 'number') {
-			if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) errors.push(`reading ${k} must be a positive integer (got ${JSON.stringify(v)})`);
+			if (typeof v !== 'number' || !Number.isInteger(v) || v < 1)
+				errors.push(`reading ${k} must be a positive integer (got ${JSON.stringify(v)})`);
 		} else if (typeof v !== 'string' || !allowed.includes(v)) {
 			errors.push(`reading ${k} must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)})`);
 		}
@@ -170,7 +176,8 @@ export function parseReadingAssignment(text: string): Partial<Readings> {
 	const name = text.slice(0, eq).trim();
 	const raw = text.slice(eq + 1).trim();
 	const numeric = READING_VALUES[name as ReadingName] === 'number';
-	if (numeric && !/^\d+$/.test(raw)) throw new Error(`reading ${name} must be a positive integer (got ${JSON.stringify(raw)})`);
+	if (numeric && !/^\d+$/.test(raw))
+		throw new Error(`reading ${name} must be a positive integer (got ${JSON.stringify(raw)})`);
 	const value: unknown = numeric ? Number(raw) : raw;
 	const errors = checkReadings(undefined, { [name]: value });
 	if (errors.length) throw new Error(errors.join('; '));
@@ -215,12 +222,18 @@ export interface ExtraKeyIssue {
 }
 
 /** `unknownKeys: reject`: one issue per body key that is not in the accepted body list. */
-export function extraKeyIssues(body: Record<string, unknown>, accepted: Record<string, unknown>, loc: Array<string | number>): ExtraKeyIssue[] {
+export function extraKeyIssues(
+	body: Record<string, unknown>,
+	accepted: Record<string, unknown>,
+	loc: Array<string | number>,
+): ExtraKeyIssue[] {
 	return Object.keys(body)
 		.filter((k) => !Object.prototype.hasOwnProperty.call(accepted, k))
 		.map((k) => ({
 			loc: [...loc, k],
-			msg: TASK_READ_ONLY_KEYS.has(k) ? 'read-only field is not accepted in a body' : 'extra fields not permitted',
+			msg: TASK_READ_ONLY_KEYS.has(k)
+				? 'read-only field is not accepted in a body'
+				: 'extra fields not permitted',
 			type: 'value_error.extra',
 		}));
 }

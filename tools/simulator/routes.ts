@@ -1,7 +1,15 @@
 // The API's routes: which method and path go to which handler (under /api/v1, after auth, rate limit and faults).
 import type * as http from 'node:http';
 
-import { HttpError, TASK_EXPANDS, httpError, isUuid, msgIssue, unprocessable, uuidFromName } from './helpers';
+import {
+	HttpError,
+	TASK_EXPANDS,
+	httpError,
+	isUuid,
+	msgIssue,
+	unprocessable,
+	uuidFromName,
+} from './helpers';
 import { batch } from './batch';
 import { createComment, getComment, listComments, patchComment } from './comments';
 import { listTasks, queryTasks } from './listing';
@@ -31,7 +39,8 @@ export const pathUid = (v: string, name: string): string => {
 export const route = (store: Store, ctx: Ctx): Result => {
 	const { method, seg, sp, body } = ctx;
 	const allow = (methods: string[]): void => {
-		if (!methods.includes(method)) throw new HttpError(405, { message: 'Method Not Allowed' }, { allow: methods.join(', ') });
+		if (!methods.includes(method))
+			throw new HttpError(405, { message: 'Method Not Allowed' }, { allow: methods.join(', ') });
 	};
 	if (seg.length === 2 && seg[0] === 'accounts' && seg[1] === 'me') {
 		allow(['GET']);
@@ -39,7 +48,10 @@ export const route = (store: Store, ctx: Ctx): Result => {
 			body: {
 				uid: uuidFromName('task-backlog-simulator:account'),
 				name: 'Simulated account',
-				user: { ...store.userFor(store.tokenUser(ctx.token), 'super_admin'), email: 'admin@simulated.example' },
+				user: {
+					...store.userFor(store.tokenUser(ctx.token), 'super_admin'),
+					email: 'admin@simulated.example',
+				},
 			},
 		};
 	}

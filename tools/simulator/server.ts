@@ -21,7 +21,11 @@ function queryRecord(sp: URLSearchParams): Record<string, string | string[]> {
 	return out;
 }
 
-async function handle(store: Store, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function handle(
+	store: Store,
+	req: http.IncomingMessage,
+	res: http.ServerResponse,
+): Promise<void> {
 	const method = (req.method ?? 'GET').toUpperCase();
 	const url = new URL(req.url ?? '/', 'http://127.0.0.1');
 	if (url.pathname === '/_sim' || url.pathname.startsWith('/_sim/')) {
@@ -66,7 +70,11 @@ async function handle(store: Store, req: http.IncomingMessage, res: http.ServerR
 	// 1. auth, before anything is counted
 	const token = takeToken(req.headers.authorization);
 	if (!token || !(store.opts.tokens ?? []).includes(token)) {
-		throw new HttpError(401, { message: 'Invalid or missing bearer token' }, { 'www-authenticate': 'Bearer' });
+		throw new HttpError(
+			401,
+			{ message: 'Invalid or missing bearer token' },
+			{ 'www-authenticate': 'Bearer' },
+		);
 	}
 	// 2. fixed-window rate limit per token
 	rateLimit(store, token);
@@ -75,7 +83,8 @@ async function handle(store: Store, req: http.IncomingMessage, res: http.ServerR
 	if (outcome === 'gone') return;
 	if (bodyError) throw httpError(400, 'Invalid JSON body');
 	const su = req.headers['service-user'];
-	if (typeof su === 'string' && su !== '' && !isUuid(su)) throw unprocessable([msgIssue(['header', 'service-user'], 'uuid')]);
+	if (typeof su === 'string' && su !== '' && !isUuid(su))
+		throw unprocessable([msgIssue(['header', 'service-user'], 'uuid')]);
 
 	const seg = path.split('/').filter(Boolean);
 	const r = route(store, { method, seg, sp: url.searchParams, body, token, headers: req.headers });
@@ -94,7 +103,11 @@ export async function listen(store: Store): Promise<{ server: http.Server; port:
 			if (e instanceof HttpError) sendError(store, res, e);
 			else {
 				console.error('simulator: internal error', e);
-				sendError(store, res, httpError(500, `Simulator internal error: ${(e as Error)?.message ?? String(e)}`));
+				sendError(
+					store,
+					res,
+					httpError(500, `Simulator internal error: ${(e as Error)?.message ?? String(e)}`),
+				);
 			}
 		});
 	});

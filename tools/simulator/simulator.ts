@@ -12,13 +12,31 @@ import { seedTasks } from './tasks';
 import type { ScriptedFault, Simulator, SimulatorOptions } from './types';
 
 export type { Condition, Issue, Sort } from './query';
-export { LENIENT_READINGS, STRICT_READINGS, READING_NAMES, readingsFor, type Profile, type Readings } from './readings';
+export {
+	LENIENT_READINGS,
+	STRICT_READINGS,
+	READING_NAMES,
+	readingsFor,
+	type Profile,
+	type Readings,
+} from './readings';
 export type * from './types';
-export { API_PREFIX, COMMENT_EXPANDS, STATUSES, TASK_EXPANDS, isUuid, uuidFromName } from './helpers';
+export {
+	API_PREFIX,
+	COMMENT_EXPANDS,
+	STATUSES,
+	TASK_EXPANDS,
+	isUuid,
+	uuidFromName,
+} from './helpers';
 export { validateTaskBody } from './validation';
 
 /** Counts logged requests by method ('*' for any) and path (exact string or RegExp), e.g. countRequests(sim, 'PUT', '/tasks/batch'). */
-export function countRequests(sim: Pick<Simulator, 'requests'>, method: string, pathPattern: string | RegExp): number {
+export function countRequests(
+	sim: Pick<Simulator, 'requests'>,
+	method: string,
+	pathPattern: string | RegExp,
+): number {
 	return sim.requests.filter(
 		(r) =>
 			(method === '*' || r.method === method.toUpperCase()) &&

@@ -4,7 +4,15 @@ import { existsSync, promises as fsp, readFileSync, renameSync, writeFileSync } 
 
 import { USER_EPOCH, mulberry32, uuidFromName } from './helpers';
 import { checkReadings, readingsFor, type Profile, type Readings } from './readings';
-import type { Delivery, LoggedRequest, ScriptedFault, SimulatorOptions, Task, TaskComment, User } from './types';
+import type {
+	Delivery,
+	LoggedRequest,
+	ScriptedFault,
+	SimulatorOptions,
+	Task,
+	TaskComment,
+	User,
+} from './types';
 import { Webhooks } from './webhooks';
 
 interface PersistedState {
@@ -85,7 +93,11 @@ export class Store {
 		for (const c of state.comments ?? []) this.comments.set(c.uid, c);
 		for (const [u, e] of state.users ?? []) this.users.set(u, e);
 		for (const t of this.tasks.values()) {
-			this.lastStampMs = Math.max(this.lastStampMs, Date.parse(t.updated_at) || 0, Date.parse(t.created_at) || 0);
+			this.lastStampMs = Math.max(
+				this.lastStampMs,
+				Date.parse(t.updated_at) || 0,
+				Date.parse(t.created_at) || 0,
+			);
 			if (t.parent_uid) this.hasParentLinks = true;
 		}
 	}
@@ -161,7 +173,13 @@ export class Store {
 	jsonOptions(): Record<string, unknown> {
 		const { faults, readings, ...rest } = this.opts;
 		const f = faults ? { ...faults, only: faults.only ? '[function]' : undefined } : undefined;
-		return { ...rest, faults: f, profile: this.opts.profile ?? 'lenient', readings: { ...this.R }, readingOverrides: { ...(readings ?? {}) } };
+		return {
+			...rest,
+			faults: f,
+			profile: this.opts.profile ?? 'lenient',
+			readings: { ...this.R },
+			readingOverrides: { ...(readings ?? {}) },
+		};
 	}
 
 	reset(): void {

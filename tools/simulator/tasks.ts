@@ -3,7 +3,15 @@
 import { randomUUID } from 'node:crypto';
 
 import { deepEqual, type Loc } from './query';
-import { DAY_MS, httpError, isPlainObject, isUuid, issue, unprocessable, uuidFromName } from './helpers';
+import {
+	DAY_MS,
+	httpError,
+	isPlainObject,
+	isUuid,
+	issue,
+	unprocessable,
+	uuidFromName,
+} from './helpers';
 import { cmpKeys } from './pagination';
 import type { Store } from './store';
 import type { Task, TaskBody, TaskComment, TaskFields } from './types';
@@ -64,7 +72,14 @@ export const blankTask = (uid: string, stamp: string): Task => ({
  * `stampMs` fixes the instant (reading `batchStamp: perBatch`); reading `updatedAt: everyWrite` makes every staged
  * write a change, so updated_at moves even when nothing else did.
  */
-export const stageTask = (store: Store, prev: Task | undefined, uid: string, body: Clean, mode: Mode, stampMs?: number): Staged => {
+export const stageTask = (
+	store: Store,
+	prev: Task | undefined,
+	uid: string,
+	body: Clean,
+	mode: Mode,
+	stampMs?: number,
+): Staged => {
 	const nowMs = stampMs ?? store.peekStamp();
 	const now = new Date(nowMs).toISOString();
 	const next: Task = prev ? structuredClone(prev) : blankTask(uid, now);
@@ -82,7 +97,10 @@ export const stageTask = (store: Store, prev: Task | undefined, uid: string, bod
 				if (!prev) next.created_at = v as string;
 				break;
 			case 'fields':
-				next.fields = mode === 'patch' ? mergeFields(next.fields, v as Record<string, unknown>) : { ...(v as TaskFields) };
+				next.fields =
+					mode === 'patch'
+						? mergeFields(next.fields, v as Record<string, unknown>)
+						: { ...(v as TaskFields) };
 				break;
 			default:
 				t[k] = v;
@@ -94,7 +112,8 @@ export const stageTask = (store: Store, prev: Task | undefined, uid: string, bod
 		store.users.set(au, email);
 		next.assignee_uid = au;
 	}
-	if (!prev && !has('due_at')) next.due_at = new Date(Date.parse(next.created_at) + 7 * DAY_MS).toISOString();
+	if (!prev && !has('due_at'))
+		next.due_at = new Date(Date.parse(next.created_at) + 7 * DAY_MS).toISOString();
 	const prevStatus = prev?.status;
 	if (next.status !== prevStatus) {
 		if (next.status === 'DONE' && !has('done_at')) next.done_at = now;
@@ -138,7 +157,8 @@ export const eventKind = (prev: Task | undefined, next: Task): string => {
 		if (next.status === 'STARTED') return 'task.started';
 		return prev.status === 'DONE' ? 'task.reopened' : 'task.paused';
 	}
-	if (prev.assignee_uid !== next.assignee_uid) return next.assignee_uid ? 'task.assigned' : 'task.unassigned';
+	if (prev.assignee_uid !== next.assignee_uid)
+		return next.assignee_uid ? 'task.assigned' : 'task.unassigned';
 	return 'task.updated';
 };
 
@@ -191,12 +211,15 @@ export const renderTasks = (store: Store, list: Task[], expand: string[]): Task[
 		const out: Task = { ...t };
 		if (commentsByTask) out.comments = (commentsByTask.get(t.uid) ?? []).sort(sortByCreation);
 		if (childrenByParent) out.children = (childrenByParent.get(t.uid) ?? []).sort(sortByCreation);
-		if (expand.includes('parent')) out.parent = t.parent_uid ? (store.tasks.get(t.parent_uid) ?? null) : null;
-		if (expand.includes('assignee')) out.assignee = t.assignee_uid ? store.userFor(t.assignee_uid) : null;
+		if (expand.includes('parent'))
+			out.parent = t.parent_uid ? (store.tasks.get(t.parent_uid) ?? null) : null;
+		if (expand.includes('assignee'))
+			out.assignee = t.assignee_uid ? store.userFor(t.assignee_uid) : null;
 		return out;
 	});
 };
-export const renderTask = (store: Store, t: Task, expand: string[] = []): Task => renderTasks(store, [t], expand)[0];
+export const renderTask = (store: Store, t: Task, expand: string[] = []): Task =>
+	renderTasks(store, [t], expand)[0];
 
 export const mustTask = (store: Store, uid: string): Task => {
 	const t = store.tasks.get(uid);
@@ -206,19 +229,28 @@ export const mustTask = (store: Store, uid: string): Task => {
 
 export const checkBodyUid = (clean: Clean, uid: string, loc: Loc): void => {
 	if (clean.uid !== undefined && clean.uid !== uid) {
-		throw unprocessable([issue([...loc, 'uid'], 'uid in body does not match the path', 'value_error')]);
+		throw unprocessable([
+			issue([...loc, 'uid'], 'uid in body does not match the path', 'value_error'),
+		]);
 	}
 };
 
 export const rejectUnknown = (store: Store): boolean => store.R.unknownKeys === 'reject';
 /** PATCH mode under reading patchFields: `replace` sets fields to exactly the object sent (title required). */
-export const patchMode = (store: Store): Mode => (store.R.patchFields === 'replace' ? 'replace' : 'patch');
+export const patchMode = (store: Store): Mode =>
+	store.R.patchFields === 'replace' ? 'replace' : 'patch';
 
 export const createTask = (store: Store, body: unknown): Task => {
 	const uid0 = isPlainObject(body) && isUuid(body.uid) ? body.uid.toLowerCase() : undefined;
 	// Reading postExisting: `replace` overwrites an existing task like a PUT replace instead of answering 409.
-	const overwrite = uid0 !== undefined && store.tasks.has(uid0) && store.R.postExisting === 'replace';
-	const { clean, issues } = validateTaskBody(body, ['body'], overwrite ? 'replace' : 'create', rejectUnknown(store));
+	const overwrite =
+		uid0 !== undefined && store.tasks.has(uid0) && store.R.postExisting === 'replace';
+	const { clean, issues } = validateTaskBody(
+		body,
+		['body'],
+		overwrite ? 'replace' : 'create',
+		rejectUnknown(store),
+	);
 	if (issues.length) throw unprocessable(issues);
 	const uid = (clean.uid as string | undefined) ?? randomUUID();
 	const existing = store.tasks.get(uid);
@@ -233,8 +265,14 @@ export const putTask = (store: Store, uid: string, body: unknown): Task => {
 	// Reading putExisting: `noop` is spec 4.2 rule 1 (later PUTs are no-ops); `replace` is 4.5 rule 1 ("creates or
 	// updates"), applied like PUT /store.tasks/batch: given top-level properties replace, fields replaced whole.
 	const replace = existing !== undefined && store.R.putExisting === 'replace';
-	const { clean, issues } = validateTaskBody(body, ['body'], existing ? (replace ? 'replace' : 'patch') : 'create', rejectUnknown(store));
-	if (replace && clean.parent_uid === uid) issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
+	const { clean, issues } = validateTaskBody(
+		body,
+		['body'],
+		existing ? (replace ? 'replace' : 'patch') : 'create',
+		rejectUnknown(store),
+	);
+	if (replace && clean.parent_uid === uid)
+		issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
 	if (issues.length) throw unprocessable(issues);
 	checkBodyUid(clean, uid, ['body']);
 	if (existing && !replace) return existing;
@@ -247,7 +285,8 @@ export const patchTask = (store: Store, uid: string, body: unknown): Task => {
 	const existing = mustTask(store, uid);
 	const mode = patchMode(store);
 	const { clean, issues } = validateTaskBody(body, ['body'], mode, rejectUnknown(store));
-	if (clean.parent_uid === uid) issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
+	if (clean.parent_uid === uid)
+		issues.push(issue(['body', 'parent_uid'], 'a task cannot be its own parent', 'value_error'));
 	if (issues.length) throw unprocessable(issues);
 	checkBodyUid(clean, uid, ['body']);
 	const s = stageTask(store, existing, uid, clean, mode);
@@ -265,8 +304,11 @@ export const deleteTask = (store: Store, uid: string): Task => {
 	return t;
 };
 
-
-export const seedTasks = (store: Store, n: number, make?: (i: number) => Partial<TaskBody>): Task[] => {
+export const seedTasks = (
+	store: Store,
+	n: number,
+	make?: (i: number) => Partial<TaskBody>,
+): Task[] => {
 	const out: Task[] = [];
 	for (let i = 0; i < n; i++) {
 		const extra = make?.(i) ?? {};

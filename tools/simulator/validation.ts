@@ -1,7 +1,17 @@
 // Validation of request bodies and query-string parameters, answered as FastAPI does: 422 with a list of issues.
 import { extraKeyIssues } from './readings';
 import type { Issue, Loc } from './query';
-import { STATUSES, STATUS_GLOBAL, enumIssue, isPlainObject, isUuid, issue, msgIssue, parseDate, unprocessable } from './helpers';
+import {
+	STATUSES,
+	STATUS_GLOBAL,
+	enumIssue,
+	isPlainObject,
+	isUuid,
+	issue,
+	msgIssue,
+	parseDate,
+	unprocessable,
+} from './helpers';
 import type { TaskFields } from './types';
 
 export type Kind =
@@ -71,11 +81,17 @@ export const COMMENT_BODY: Record<string, Kind> = {
 
 export type Clean = Record<string, unknown>;
 
-export function validateShape(spec: Record<string, Kind>, body: unknown, loc: Loc): { clean: Clean; issues: Issue[] } {
+export function validateShape(
+	spec: Record<string, Kind>,
+	body: unknown,
+	loc: Loc,
+): { clean: Clean; issues: Issue[] } {
 	const clean: Clean = {};
 	const issues: Issue[] = [];
 	if (!isPlainObject(body)) {
-		issues.push(body === undefined || body === null ? msgIssue(loc, 'missing') : msgIssue(loc, 'dict'));
+		issues.push(
+			body === undefined || body === null ? msgIssue(loc, 'missing') : msgIssue(loc, 'dict'),
+		);
 		return { clean, issues };
 	}
 	for (const [key, kind] of Object.entries(spec)) {
@@ -151,13 +167,23 @@ export function validateShape(spec: Record<string, Kind>, body: unknown, loc: Lo
 
 export type Mode = 'create' | 'replace' | 'patch';
 
-export function titleIssue(fields: Record<string, unknown>, loc: Loc, required: boolean): Issue | undefined {
+export function titleIssue(
+	fields: Record<string, unknown>,
+	loc: Loc,
+	required: boolean,
+): Issue | undefined {
 	const at = [...loc, 'fields', 'title'];
-	if (!('title' in fields) || fields.title === undefined) return required ? msgIssue(at, 'missing') : undefined;
+	if (!('title' in fields) || fields.title === undefined)
+		return required ? msgIssue(at, 'missing') : undefined;
 	const t = fields.title;
 	if (t === null) return msgIssue(at, 'none');
 	if (typeof t !== 'string') return msgIssue(at, 'str');
-	if (t.trim() === '') return issue(at, 'ensure this value has at least 1 characters', 'value_error.any_str.min_length');
+	if (t.trim() === '')
+		return issue(
+			at,
+			'ensure this value has at least 1 characters',
+			'value_error.any_str.min_length',
+		);
 	return undefined;
 }
 
@@ -166,7 +192,12 @@ export function titleIssue(fields: Record<string, unknown>, loc: Loc, required: 
  * fields are given, since they replace the whole object; `patch` only checks a title that is present.
  * `rejectUnknown` (reading `unknownKeys: reject`) makes keys outside the body list 422s instead of being dropped.
  */
-export function validateTaskBody(body: unknown, loc: Loc, mode: Mode, rejectUnknown = false): { clean: Clean; issues: Issue[] } {
+export function validateTaskBody(
+	body: unknown,
+	loc: Loc,
+	mode: Mode,
+	rejectUnknown = false,
+): { clean: Clean; issues: Issue[] } {
 	const { clean, issues } = validateShape(TASK_BODY, body, loc);
 	if (!isPlainObject(body)) return { clean, issues };
 	if (rejectUnknown) issues.push(...extraKeyIssues(body, TASK_BODY, loc));
@@ -209,7 +240,6 @@ export function blockText(blocks: unknown[]): string {
 
 // Query-string parameters
 
-
 export function parseBoolParam(v: string | null, loc: Loc, fallback: boolean): boolean {
 	if (v === null || v === '') return fallback;
 	const s = v.toLowerCase();
@@ -226,7 +256,8 @@ export function parseExpand(values: unknown[], allowed: readonly string[], loc: 
 		.forEach((v, i) => {
 			if (typeof v === 'string' && v.trim() === '') return;
 			const s = typeof v === 'string' ? v.trim() : v;
-			if (typeof s !== 'string' || !allowed.includes(s)) issues.push(enumIssue([...loc, i], allowed));
+			if (typeof s !== 'string' || !allowed.includes(s))
+				issues.push(enumIssue([...loc, i], allowed));
 			else if (!out.includes(s)) out.push(s);
 		});
 	if (issues.length) throw unprocessable(issues);

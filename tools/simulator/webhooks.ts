@@ -5,7 +5,12 @@ import { createHmac } from 'node:crypto';
 
 import type { Delivery, Task, WebhookEvent, WebhookTarget } from './types';
 
-const postWebhook = (agent: http.Agent, target: WebhookTarget, raw: string, headers: Record<string, string>): Promise<number | 'error'> =>
+const postWebhook = (
+	agent: http.Agent,
+	target: WebhookTarget,
+	raw: string,
+	headers: Record<string, string>,
+): Promise<number | 'error'> =>
 	new Promise((resolve) => {
 		let u: URL;
 		try {
@@ -44,8 +49,14 @@ export class Webhooks {
 
 	emit(targets: WebhookTarget[], kind: string, task: Task): void {
 		for (const target of targets) {
-			if (target.events?.length && !target.events.includes(kind) && !target.events.includes('*')) continue;
-			const event: WebhookEvent = { type: kind, data: { task: structuredClone(task) }, info: {}, sentAt: new Date().toISOString() };
+			if (target.events?.length && !target.events.includes(kind) && !target.events.includes('*'))
+				continue;
+			const event: WebhookEvent = {
+				type: kind,
+				data: { task: structuredClone(task) },
+				info: {},
+				sentAt: new Date().toISOString(),
+			};
 			const raw = JSON.stringify(event);
 			const ts = String(Math.floor(Date.now() / 1000));
 			const headers: Record<string, string> = {

@@ -34,7 +34,11 @@ export interface RateFigures {
  * The simulator's windows, rebuilt from its log: a window starts with the first request after the previous one has
  * ended, and counts every request that passed authentication (429s included), as the simulator's own limiter does.
  */
-export function serverWindows(requests: LoggedRequest[], windowMs: number, ownerOf: (request: LoggedRequest) => string): WindowCount[] {
+export function serverWindows(
+	requests: LoggedRequest[],
+	windowMs: number,
+	ownerOf: (request: LoggedRequest) => string,
+): WindowCount[] {
 	const windows: WindowCount[] = [];
 	const first = requests[0]?.at ?? 0;
 	let current: WindowCount | undefined;
@@ -55,13 +59,21 @@ export function serverWindows(requests: LoggedRequest[], windowMs: number, owner
 
 export function rateFigures(
 	requests: LoggedRequest[],
-	opts: { limit: number; windowMs: number; ownerOf?: (request: LoggedRequest) => string; lastAnswerAt?: number },
+	opts: {
+		limit: number;
+		windowMs: number;
+		ownerOf?: (request: LoggedRequest) => string;
+		lastAnswerAt?: number;
+	},
 ): RateFigures {
 	const ownerOf = opts.ownerOf ?? (() => 'all');
 	const sorted = [...requests].sort((a, b) => a.at - b.at);
 	const rejected429 = sorted.filter((request) => request.status === 429).length;
 	const accepted = sorted.length - rejected429;
-	const durationMs = sorted.length === 0 ? 0 : Math.max(opts.lastAnswerAt ?? 0, sorted[sorted.length - 1].at) - sorted[0].at;
+	const durationMs =
+		sorted.length === 0
+			? 0
+			: Math.max(opts.lastAnswerAt ?? 0, sorted[sorted.length - 1].at) - sorted[0].at;
 	const floorMs = Math.ceil(accepted / opts.limit) * opts.windowMs;
 	const windows = serverWindows(sorted, opts.windowMs, ownerOf);
 	return {
@@ -91,8 +103,12 @@ export function jainIndex(counts: number[]): number {
 export function describeWindows(figures: RateFigures): string {
 	return figures.windows
 		.map((window, index) => {
-			const accepted = figures.owners.map((owner) => `${owner} ${window.accepted[owner] ?? 0}`).join(' ');
-			const rejected = Object.entries(window.rejected).map(([owner, count]) => `${owner} ${count}`).join(' ');
+			const accepted = figures.owners
+				.map((owner) => `${owner} ${window.accepted[owner] ?? 0}`)
+				.join(' ');
+			const rejected = Object.entries(window.rejected)
+				.map(([owner, count]) => `${owner} ${count}`)
+				.join(' ');
 			return `${String(index + 1).padStart(3)} ${`+${(window.start / 1000).toFixed(1)} s`.padStart(9)}  ${accepted}${rejected ? ` | 429: ${rejected}` : ''}`;
 		})
 		.join('\n');

@@ -17,7 +17,10 @@ const resources: Record<'task' | 'comment', Record<string, Operation>> = {
 
 function errorItem(error: Error, itemIndex: number): INodeExecutionData {
 	const json: IDataObject = { error: error.message };
-	const { description, httpCode } = error as { description?: string | null; httpCode?: string | null };
+	const { description, httpCode } = error as {
+		description?: string | null;
+		httpCode?: string | null;
+	};
 	if (description) json.description = description;
 	if (httpCode) json.httpCode = httpCode;
 	return { json, pairedItem: { item: itemIndex } };
@@ -40,7 +43,10 @@ async function writePrepared(
 	prepared: Array<TaskWrite | Error>,
 ): Promise<Array<IDataObject | Error>> {
 	const writes = prepared.filter((entry): entry is TaskWrite => !(entry instanceof Error));
-	const written = await writeTasks(client, writes, { batchSize: batchSize(ctx), stopOnError: !ctx.continueOnFail() });
+	const written = await writeTasks(client, writes, {
+		batchSize: batchSize(ctx),
+		stopOnError: !ctx.continueOnFail(),
+	});
 	let next = 0;
 	return prepared.map((entry) => {
 		if (entry instanceof Error) return entry;
@@ -61,7 +67,10 @@ export async function route(this: IExecuteFunctions): Promise<INodeExecutionData
 	const operationName = this.getNodeParameter('operation', 0) as string;
 	const operation = resources[resource as keyof typeof resources]?.[operationName];
 	if (!operation) {
-		throw new NodeOperationError(this.getNode(), `The operation "${operationName}" of "${resource}" is not known`);
+		throw new NodeOperationError(
+			this.getNode(),
+			`The operation "${operationName}" of "${resource}" is not known`,
+		);
 	}
 	const client = new BacklogClient(this, retryPolicy(this));
 

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 
 import type { BacklogClient } from '../../shared/transport/client';
 import type { TaskWrite } from '../../shared/tasks/writeTasks';
@@ -6,7 +11,11 @@ import type { TaskWrite } from '../../shared/tasks/writeTasks';
 /** Handles one input item; the router adds pairedItem and Continue On Fail. */
 export interface ItemOperation {
 	description: INodeProperties[];
-	execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number): Promise<IDataObject[]>;
+	execute(
+		this: IExecuteFunctions,
+		client: BacklogClient,
+		itemIndex: number,
+	): Promise<IDataObject[]>;
 }
 
 /** What a batched operation writes for one item: the transport reads the tasks in bulk, then writes them in batches. */

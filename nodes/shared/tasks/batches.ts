@@ -39,7 +39,10 @@ export interface WriteOwner {
 /** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
 function sentBody({ body, current }: Planned): IDataObject {
 	if (!body.fields || !current) return body;
-	return { ...body, fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) } };
+	return {
+		...body,
+		fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) },
+	};
 }
 
 /** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
@@ -54,26 +57,41 @@ function tooLarge(error: unknown, count: number): number | undefined {
 	if (!(error instanceof NodeApiError)) return undefined;
 	const body = responseBody(error);
 	const text = `${error.message} ${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
-	if (error.httpCode !== '413' && !(error.httpCode === '422' && aboutTheList(body, text) && failingItems(error, count).size === 0)) {
+	if (
+		error.httpCode !== '413' &&
+		!(error.httpCode === '422' && aboutTheList(body, text) && failingItems(error, count).size === 0)
+	) {
 		return undefined;
 	}
 	const stated = Number(/at most (\d+)/i.exec(text)?.[1]);
-	const next = Number.isInteger(stated) && stated >= 1 && stated < count ? stated : Math.floor(count / 2);
+	const next =
+		Number.isInteger(stated) && stated >= 1 && stated < count ? stated : Math.floor(count / 2);
 	return Math.max(1, next);
 }
 
 /** A 422 about the length of the `items` list: a detail located at `items` itself, or a message counting items. */
 function aboutTheList(body: unknown, text: string): boolean {
-	const detail = body && typeof body === 'object' && Array.isArray((body as IDataObject).detail) ? ((body as IDataObject).detail as IDataObject[]) : [];
-	const located = detail.some((entry) => Array.isArray(entry?.loc) && entry.loc[entry.loc.length - 1] === 'items');
-	const counted = /(at most|no more than|up to|maximum( of)?|max\.?|limit( is| of)?)\s*:?\s*\d+\s*(items|tasks|entries)|too many (items|tasks|entries)|batch (is )?too (large|long|big)|batch size/i;
+	const detail =
+		body && typeof body === 'object' && Array.isArray((body as IDataObject).detail)
+			? ((body as IDataObject).detail as IDataObject[])
+			: [];
+	const located = detail.some(
+		(entry) => Array.isArray(entry?.loc) && entry.loc[entry.loc.length - 1] === 'items',
+	);
+	const counted =
+		/(at most|no more than|up to|maximum( of)?|max\.?|limit( is| of)?)\s*:?\s*\d+\s*(items|tasks|entries)|too many (items|tasks|entries)|batch (is )?too (large|long|big)|batch size/i;
 	return located || counted.test(text);
 }
 
 async function sendOne(client: BacklogClient, write: Planned): Promise<IDataObject> {
 	const path = `/tasks/${write.uid}`;
 	const body = write.method === 'PUT' ? { ...write.body, uid: write.uid } : sentBody(write);
-	return await client.request<IDataObject>({ method: write.method, path, body, itemIndex: write.itemIndex });
+	return await client.request<IDataObject>({
+		method: write.method,
+		path,
+		body,
+		itemIndex: write.itemIndex,
+	});
 }
 
 /** Indexes of the batch items a 422 names, e.g. `loc: ["body", "items", 3, "fields", "title"]`. */
@@ -99,7 +117,8 @@ function notInAnswer(client: BacklogClient, write: Planned): Error {
 		`Item ${write.itemIndex}: the service's answer to the batch did not include task ${write.uid}, so whether it was written is not known`,
 		{
 			itemIndex: write.itemIndex,
-			description: 'Run the node again: the write is idempotent (same uid), so a task already written is not written twice.',
+			description:
+				'Run the node again: the write is idempotent (same uid), so a task already written is not written twice.',
 		},
 	);
 }
@@ -109,8 +128,16 @@ function isStatus(error: unknown, status: number): boolean {
 }
 
 /** The parts of a batch the service refused (422) sent again: every part gets its answer, whatever the others got. */
-async function resend(client: BacklogClient, writes: Planned[], batchSize: number): Promise<WriteResult[]> {
-	return await writeAll(client, writes.map((write) => ({ ...write, owner: undefined })), batchSize);
+async function resend(
+	client: BacklogClient,
+	writes: Planned[],
+	batchSize: number,
+): Promise<WriteResult[]> {
+	return await writeAll(
+		client,
+		writes.map((write) => ({ ...write, owner: undefined })),
+		batchSize,
+	);
 }
 
 /**
@@ -119,7 +146,10 @@ async function resend(client: BacklogClient, writes: Planned[], batchSize: numbe
  * gets its own answer. A batch refused for its length is answered with the size to retry with. Any other
  * failure fails every item of the batch: none is reported as done.
  */
-async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<WriteResult[] | { retryWith: number }> {
+async function writeBatch(
+	client: BacklogClient,
+	writes: Planned[],
+): Promise<WriteResult[] | { retryWith: number }> {
 	if (writes.length === 1) {
 		try {
 			return [{ task: await sendOne(client, writes[0]) }];
@@ -149,7 +179,10 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Wri
 		const failing = failingItems(error as Error, writes.length);
 		if (failing.size === 0) {
 			const half = Math.ceil(writes.length / 2);
-			return [...(await resend(client, writes.slice(0, half), half)), ...(await resend(client, writes.slice(half), half))];
+			return [
+				...(await resend(client, writes.slice(0, half), half)),
+				...(await resend(client, writes.slice(half), half)),
+			];
 		}
 		const rest = writes.filter((_, index) => !failing.has(index));
 		const restResults = rest.length > 0 ? await resend(client, rest, rest.length) : [];
@@ -186,14 +219,25 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
  * already had one is not sent. With `fresh`, each batch's tasks are read again just before it is sent
  * (WriteOptions.rereadBeforePatch).
  */
-export async function writeAll(client: BacklogClient, writes: Planned[], batchSize: number, fresh = false): Promise<WriteResult[]> {
+export async function writeAll(
+	client: BacklogClient,
+	writes: Planned[],
+	batchSize: number,
+	fresh = false,
+): Promise<WriteResult[]> {
 	const results: WriteResult[] = new Array(writes.length);
 	let position = 0;
 	while (position < writes.length) {
-		const size = Math.max(1, Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity));
-		const slice = writes.slice(position, position + size).map((write, offset) => ({ write, at: position + offset }));
+		const size = Math.max(
+			1,
+			Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity),
+		);
+		const slice = writes
+			.slice(position, position + size)
+			.map((write, offset) => ({ write, at: position + offset }));
 		const stopped = slice.filter(({ write }) => write.owner?.stopOnError && write.owner.failed);
-		for (const { at } of stopped) results[at] = { error: new Error('Not sent: an earlier batch of this node failed') };
+		for (const { at } of stopped)
+			results[at] = { error: new Error('Not sent: an earlier batch of this node failed') };
 		const sending = slice.filter((entry) => !stopped.includes(entry));
 		let batch = sending.map(({ write }) => write);
 		if (fresh && batch.length > 0) {

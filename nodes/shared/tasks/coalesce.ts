@@ -53,7 +53,8 @@ class Lane<E, R> {
 
 	async submit(owner: BacklogClient, entries: E[]): Promise<R[]> {
 		if (entries.length === 0) return [];
-		if (this.busy && this.waitingEntries + entries.length > MAX_WAITING) return await this.send(owner, entries);
+		if (this.busy && this.waitingEntries + entries.length > MAX_WAITING)
+			return await this.send(owner, entries);
 		const done = new Promise<R[]>((resolve, reject) =>
 			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
 		);
@@ -95,7 +96,9 @@ class Lane<E, R> {
 
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
-		const entries = parts.flatMap(({ waiting, count }) => waiting.entries.slice(waiting.taken, waiting.taken + count));
+		const entries = parts.flatMap(({ waiting, count }) =>
+			waiting.entries.slice(waiting.taken, waiting.taken + count),
+		);
 		for (const { waiting, count } of parts) {
 			waiting.taken += count;
 			this.waitingEntries -= count;
@@ -104,14 +107,17 @@ class Lane<E, R> {
 		try {
 			results = await this.send(sender, entries);
 		} catch (error) {
-			for (const { waiting } of parts) this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+			for (const { waiting } of parts)
+				this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
 			return;
 		}
 		let at = 0;
 		for (const { waiting, count } of parts) {
 			const own = results.slice(at, at + count);
 			at += count;
-			waiting.results.push(...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))));
+			waiting.results.push(
+				...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))),
+			);
 			if (waiting.taken === waiting.entries.length) {
 				this.waiting.splice(this.waiting.indexOf(waiting), 1);
 				waiting.resolve(waiting.results);
@@ -127,7 +133,10 @@ function isCancelled(owner: BacklogClient): boolean {
 }
 
 function cancelled(owner: BacklogClient): Error {
-	return new NodeOperationError(owner.ctx.getNode(), 'The execution was cancelled before its requests were sent');
+	return new NodeOperationError(
+		owner.ctx.getNode(),
+		'The execution was cancelled before its requests were sent',
+	);
 }
 
 /**
@@ -136,20 +145,30 @@ function cancelled(owner: BacklogClient): Error {
  */
 function ownedError(owner: BacklogClient, error: unknown): unknown {
 	if (!(error instanceof Error)) return error;
-	const copy = Object.create(Object.getPrototypeOf(error), Object.getOwnPropertyDescriptors(error)) as Error & IDataObject;
+	const copy = Object.create(
+		Object.getPrototypeOf(error),
+		Object.getOwnPropertyDescriptors(error),
+	) as Error & IDataObject;
 	if ('node' in copy) copy.node = owner.ctx.getNode();
-	if (copy.context && typeof copy.context === 'object') copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
+	if (copy.context && typeof copy.context === 'object')
+		copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
 	return copy;
 }
 
 function owned<R>(owner: BacklogClient, result: R): R {
-	if (result && typeof result === 'object' && 'error' in result) return { ...result, error: ownedError(owner, result.error) };
+	if (result && typeof result === 'object' && 'error' in result)
+		return { ...result, error: ownedError(owner, result.error) };
 	return result;
 }
 
 const lanes = new Map<string, Lane<unknown, unknown>>();
 
-async function laneOf<E, R>(client: BacklogClient, kind: string, send: Send<E, R>, groupSize: (first: E) => number): Promise<Lane<E, R>> {
+async function laneOf<E, R>(
+	client: BacklogClient,
+	kind: string,
+	send: Send<E, R>,
+	groupSize: (first: E) => number,
+): Promise<Lane<E, R>> {
 	const name = `${await client.callerKey()} ${kind}`;
 	let lane = lanes.get(name);
 	if (!lane) {
@@ -160,7 +179,10 @@ async function laneOf<E, R>(client: BacklogClient, kind: string, send: Send<E, R
 }
 
 /** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
-export async function readTasksByUid(client: BacklogClient, uids: string[]): Promise<Map<string, IDataObject>> {
+export async function readTasksByUid(
+	client: BacklogClient,
+	uids: string[],
+): Promise<Map<string, IDataObject>> {
 	const lane = await laneOf<string, IDataObject | undefined>(
 		client,
 		'read',

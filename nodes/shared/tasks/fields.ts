@@ -15,7 +15,8 @@ export const statusOptions: INodePropertyOptions[] = [
 
 /** Rows of custom field name and value, for writing a task's fields or for filtering by them. */
 export function customFieldRows(
-	extra: Pick<INodeProperties, 'displayName' | 'name' | 'placeholder' | 'description'> & Partial<INodeProperties>,
+	extra: Pick<INodeProperties, 'displayName' | 'name' | 'placeholder' | 'description'> &
+		Partial<INodeProperties>,
 ): INodeProperties {
 	return {
 		type: 'fixedCollection',
@@ -27,7 +28,13 @@ export function customFieldRows(
 				displayName: 'Field',
 				name: 'field',
 				values: [
-					{ displayName: 'Name', name: 'name', type: 'string', default: '', placeholder: 'ticket_id' },
+					{
+						displayName: 'Name',
+						name: 'name',
+						type: 'string',
+						default: '',
+						placeholder: 'ticket_id',
+					},
 					{ displayName: 'Value', name: 'value', type: 'string', default: '' },
 				],
 			},

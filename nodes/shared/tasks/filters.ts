@@ -50,8 +50,14 @@ const RESERVED = new Set([
 ]);
 
 function customFieldFilters(filters: IDataObject): Array<{ name: string; value: string }> {
-	const rows = ((filters.customFields as IDataObject)?.field ?? []) as Array<{ name?: unknown; value?: unknown }>;
-	return rows.map((row) => ({ name: String(row.name ?? '').trim(), value: String(row.value ?? '') }));
+	const rows = ((filters.customFields as IDataObject)?.field ?? []) as Array<{
+		name?: unknown;
+		value?: unknown;
+	}>;
+	return rows.map((row) => ({
+		name: String(row.name ?? '').trim(),
+		value: String(row.value ?? ''),
+	}));
 }
 
 function statusFilter(filters: IDataObject): string[] {
@@ -63,14 +69,22 @@ function statusFilter(filters: IDataObject): string[] {
  * GET /tasks parameters from the filters; custom fields filter by equality under their own names (spec 4.2 rule 3).
  * `statuses` overrides the Status filter (the Poll Trigger's Closed Task watches DONE tasks).
  */
-export function taskListQuery(node: INode, filters: IDataObject, statuses = statusFilter(filters)): IDataObject {
+export function taskListQuery(
+	node: INode,
+	filters: IDataObject,
+	statuses = statusFilter(filters),
+): IDataObject {
 	const qs: IDataObject = {};
 	for (const { name, value } of customFieldFilters(filters)) {
 		if (!name) throw new NodeOperationError(node, 'A Custom Fields filter has no name');
 		if (RESERVED.has(name)) {
-			throw new NodeOperationError(node, `The Custom Fields filter "${name}" has the name of a query parameter`, {
-				description: 'Filter on that property with the other filters instead.',
-			});
+			throw new NodeOperationError(
+				node,
+				`The Custom Fields filter "${name}" has the name of a query parameter`,
+				{
+					description: 'Filter on that property with the other filters instead.',
+				},
+			);
 		}
 		qs[name] = value;
 	}
@@ -82,7 +96,10 @@ export function taskListQuery(node: INode, filters: IDataObject, statuses = stat
 }
 
 /** The same filters, checked on our side: a server may ignore any of the query parameters. */
-export function taskMatcher(filters: IDataObject, statuses = statusFilter(filters)): (task: IDataObject) => boolean {
+export function taskMatcher(
+	filters: IDataObject,
+	statuses = statusFilter(filters),
+): (task: IDataObject) => boolean {
 	const archived = filters.archived === true;
 	const assignee = String(filters.assignee_uid ?? '')
 		.trim()
@@ -115,14 +132,23 @@ function storedForms(value: string): unknown[] {
 
 /** Whether the filters need more than GET /tasks can be relied on for (spec 4.2 rule 3 names only custom fields). */
 export function needsTaskQuery(filters: IDataObject, statuses = statusFilter(filters)): boolean {
-	return statuses.length > 0 || String(filters.assignee_uid ?? '').trim() !== '' || filters.archived === true;
+	return (
+		statuses.length > 0 ||
+		String(filters.assignee_uid ?? '').trim() !== '' ||
+		filters.archived === true
+	);
 }
 
 /**
  * The same filters as a POST /tasks/query condition (spec 4.3), for what GET /tasks has no documented parameter
  * for: status, assignee, a time. `extra` conditions (e.g. on updated_at) are added with AND.
  */
-export function taskQueryCondition(node: INode, filters: IDataObject, statuses = statusFilter(filters), extra: IDataObject[] = []): IDataObject {
+export function taskQueryCondition(
+	node: INode,
+	filters: IDataObject,
+	statuses = statusFilter(filters),
+	extra: IDataObject[] = [],
+): IDataObject {
 	const conditions: IDataObject[] = [];
 	for (const { name, value } of customFieldFilters(filters)) {
 		if (!name) throw new NodeOperationError(node, 'A Custom Fields filter has no name');
@@ -133,10 +159,12 @@ export function taskQueryCondition(node: INode, filters: IDataObject, statuses =
 				: { field: `fields.${name}`, operator: 'in', value: forms },
 		);
 	}
-	if (statuses.length === 1) conditions.push({ field: 'status', operator: '==', value: statuses[0] });
+	if (statuses.length === 1)
+		conditions.push({ field: 'status', operator: '==', value: statuses[0] });
 	if (statuses.length > 1) conditions.push({ field: 'status', operator: 'in', value: statuses });
 	const assignee = String(filters.assignee_uid ?? '').trim();
-	if (assignee) conditions.push({ field: 'assignee_uid', operator: '==', value: assignee.toLowerCase() });
+	if (assignee)
+		conditions.push({ field: 'assignee_uid', operator: '==', value: assignee.toLowerCase() });
 	conditions.push(...extra);
 	if (conditions.length === 0) return {};
 	return conditions.length === 1 ? conditions[0] : { combinator: 'and', conditions };

@@ -38,4 +38,5 @@ export function uuidV5(name: string, namespace: string): string {
 }
 
 /** The task uid of a ticket: the same external ID always gives the same task (spec section 1, rule 1). */
-export const uidOfExternalId = (externalId: string, options: IdentityOptions) => uuidV5(externalId, options.namespace);
+export const uidOfExternalId = (externalId: string, options: IdentityOptions) =>
+	uuidV5(externalId, options.namespace);

@@ -34,7 +34,8 @@ function fieldValue(task: IDataObject, path: string): unknown {
 		current = (current as IDataObject)[part];
 	}
 	// A bare custom field name (the service resolves `ticket_id` as `fields.ticket_id` too).
-	if (current === undefined && !path.includes('.')) return ((task.fields ?? {}) as IDataObject)[path];
+	if (current === undefined && !path.includes('.'))
+		return ((task.fields ?? {}) as IDataObject)[path];
 	return current;
 }
 
@@ -43,7 +44,10 @@ function compare(a: unknown, b: unknown): number {
 	if (a === undefined || a === null) return -1;
 	if (b === undefined || b === null) return 1;
 	if (typeof a === 'number' && typeof b === 'number') return a - b;
-	const [x, y] = [typeof a === 'object' ? JSON.stringify(a) : String(a), typeof b === 'object' ? JSON.stringify(b) : String(b)];
+	const [x, y] = [
+		typeof a === 'object' ? JSON.stringify(a) : String(a),
+		typeof b === 'object' ? JSON.stringify(b) : String(b),
+	];
 	return x < y ? -1 : x > y ? 1 : 0;
 }
 
@@ -75,7 +79,11 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	const userSorts = (Array.isArray(body.sorts) ? body.sorts : []) as Sort[];
 	const qsBase: IDataObject = { archived: query.archived === true };
 	let stopped = false;
-	const send = async (pageBody: IDataObject, cursor?: string, limit = Math.min(QUERY_PAGE_SIZE, maxItems)) => {
+	const send = async (
+		pageBody: IDataObject,
+		cursor?: string,
+		limit = Math.min(QUERY_PAGE_SIZE, maxItems),
+	) => {
 		const qs: IDataObject = { ...qsBase, limit };
 		if (cursor) qs.cursor = cursor;
 		// A query reads: sending it twice changes nothing, so it is retried like a GET.
@@ -114,8 +122,15 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	let last = byUid.length > 0 ? String(byUid[byUid.length - 1].uid) : undefined;
 	checkUidOrder(client, byUid, query.itemIndex);
 	while (!stopped && (userSorts.length > 0 || byUid.length < maxItems)) {
-		const condition = last === undefined ? (body.condition as IDataObject | undefined) : and(body.condition as IDataObject, { field: 'uid', operator: '>', value: last });
-		const page = await send({ ...body, condition, sorts: BY_UID }, undefined, userSorts.length > 0 ? QUERY_PAGE_SIZE : undefined);
+		const condition =
+			last === undefined
+				? (body.condition as IDataObject | undefined)
+				: and(body.condition as IDataObject, { field: 'uid', operator: '>', value: last });
+		const page = await send(
+			{ ...body, condition, sorts: BY_UID },
+			undefined,
+			userSorts.length > 0 ? QUERY_PAGE_SIZE : undefined,
+		);
 		if (page.items.length === 0) break;
 		checkUidOrder(client, page.items, query.itemIndex, last);
 		byUid.push(...page.items);
@@ -125,7 +140,12 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 }
 
 /** Paging by uid is only sound if the server sorted by uid; otherwise say so instead of returning a partial list. */
-function checkUidOrder(client: BacklogClient, items: IDataObject[], itemIndex?: number, after?: string) {
+function checkUidOrder(
+	client: BacklogClient,
+	items: IDataObject[],
+	itemIndex?: number,
+	after?: string,
+) {
 	let previous = after;
 	for (const task of items) {
 		const uid = String(task.uid);
@@ -135,7 +155,8 @@ function checkUidOrder(client: BacklogClient, items: IDataObject[], itemIndex?: 
 				'The service returned more /tasks/query results than one page, without a cursor and without sorting by uid, so the rest cannot be read reliably',
 				{
 					itemIndex,
-					description: 'Narrow the query (add conditions) so its results fit in one page, or set a Limit.',
+					description:
+						'Narrow the query (add conditions) so its results fit in one page, or set a Limit.',
 				},
 			);
 		}

@@ -31,7 +31,11 @@ const hasStatus = (error: unknown, ...statuses: string[]) =>
  * with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong: a task taken for absent would be
  * created with PUT, which replaces it on a server that reads PUT as a replace.
  */
-export async function readTasksByUid(client: BacklogClient, uids: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
+export async function readTasksByUid(
+	client: BacklogClient,
+	uids: string[],
+	itemIndex?: number,
+): Promise<Map<string, IDataObject>> {
 	const unique = [...new Set(uids)];
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
 		const found = await readByCondition(client, unique, itemIndex);
@@ -46,14 +50,23 @@ export async function readTasksByUid(client: BacklogClient, uids: string[], item
  * that answers `{items: []}` to a condition it does not apply, or applies only the start of a long list, would
  * otherwise make those writes creates.
  */
-async function confirmedAbsent(client: BacklogClient, unique: string[], found: Map<string, IDataObject>, itemIndex?: number): Promise<boolean> {
+async function confirmedAbsent(
+	client: BacklogClient,
+	unique: string[],
+	found: Map<string, IDataObject>,
+	itemIndex?: number,
+): Promise<boolean> {
 	const missing = [...unique].reverse().find((uid) => !found.has(uid));
 	if (missing === undefined) return true;
 	return (await readOneByOne(client, [missing], itemIndex)).size === 0;
 }
 
 /** The tasks by `uid in [...]`; undefined when the server does not take that condition. */
-async function readByCondition(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject> | undefined> {
+async function readByCondition(
+	client: BacklogClient,
+	unique: string[],
+	itemIndex?: number,
+): Promise<Map<string, IDataObject> | undefined> {
 	const found = new Map<string, IDataObject>();
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
@@ -65,12 +78,22 @@ async function readByCondition(client: BacklogClient, unique: string[], itemInde
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
 			// A task not asked for means the server ignored the condition: no need to read further.
-			const notAsked = (page: IDataObject[]) => page.some((task) => !wanted.has(String(task.uid).toLowerCase()));
-			const read = queryTasks(client, { body: { condition }, archived, maxItems: chunk.length, stopAfter: notAsked, itemIndex });
+			const notAsked = (page: IDataObject[]) =>
+				page.some((task) => !wanted.has(String(task.uid).toLowerCase()));
+			const read = queryTasks(client, {
+				body: { condition },
+				archived,
+				maxItems: chunk.length,
+				stopAfter: notAsked,
+				itemIndex,
+			});
 			// A 413 asks for fewer uids, a 400 or 422 says the query is not understood; any other failure rejects as it
 			// came (returning the rejected read).
-			const tasks = await read.catch((error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>
-				(hasStatus(error, '413') && chunk.length > 1) || hasStatus(error, '400', '422') ? (error as NodeApiError) : read,
+			const tasks = await read.catch(
+				(error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>
+					(hasStatus(error, '413') && chunk.length > 1) || hasStatus(error, '400', '422')
+						? (error as NodeApiError)
+						: read,
 			);
 			if (tasks instanceof NodeApiError) {
 				if (!hasStatus(tasks, '413')) return undefined;
@@ -89,7 +112,11 @@ async function readByCondition(client: BacklogClient, unique: string[], itemInde
 }
 
 /** The tasks by GET /tasks/{uid} (archived or not), a 404 meaning there is none. */
-async function readOneByOne(client: BacklogClient, unique: string[], itemIndex?: number): Promise<Map<string, IDataObject>> {
+async function readOneByOne(
+	client: BacklogClient,
+	unique: string[],
+	itemIndex?: number,
+): Promise<Map<string, IDataObject>> {
 	const found = new Map<string, IDataObject>();
 	for (const uid of unique) {
 		const read = client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, itemIndex });

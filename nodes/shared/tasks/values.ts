@@ -34,13 +34,15 @@ function carries(task: IDataObject, body: IDataObject, shownOnly: boolean): bool
 }
 
 /** Nothing to write: the task holds every value of the body (a value it does not show cannot be known, so it is sent). */
-export const hasValues = (task: IDataObject, body: IDataObject): boolean => carries(task, body, false);
+export const hasValues = (task: IDataObject, body: IDataObject): boolean =>
+	carries(task, body, false);
 
 /**
  * Our own write: every value the task shows is the one we sent. Create decides with it that a task with its uid is its
  * own earlier attempt (a retry), not someone else's; a value the answer does not echo would otherwise make it so.
  */
-export const showsOurValues = (task: IDataObject, body: IDataObject): boolean => carries(task, body, true);
+export const showsOurValues = (task: IDataObject, body: IDataObject): boolean =>
+	carries(task, body, true);
 
 /** The custom fields of `wanted` whose value the task does not hold already: what a write has to change. */
 export function changedFields(task: IDataObject | undefined, wanted: IDataObject): IDataObject {
@@ -56,8 +58,10 @@ export function changedFields(task: IDataObject | undefined, wanted: IDataObject
 export function mergeBodies(earlier: IDataObject, later: IDataObject): IDataObject {
 	const merged: IDataObject = { ...earlier, ...later };
 	if (earlier.fields || later.fields) {
-		merged.fields = { ...((earlier.fields ?? {}) as IDataObject), ...((later.fields ?? {}) as IDataObject) };
+		merged.fields = {
+			...((earlier.fields ?? {}) as IDataObject),
+			...((later.fields ?? {}) as IDataObject),
+		};
 	}
 	return merged;
 }
-

@@ -36,12 +36,21 @@ export interface WriteOptions {
 	rereadBeforePatch?: boolean;
 }
 
-function takenError(client: BacklogClient, uid: string, current: IDataObject, itemIndex: number): Error {
+function takenError(
+	client: BacklogClient,
+	uid: string,
+	current: IDataObject,
+	itemIndex: number,
+): Error {
 	const title = ((current.fields ?? {}) as IDataObject).title;
 	return new NodeOperationError(
 		client.ctx.getNode(),
 		`Item ${itemIndex}: a task with UID ${uid}${typeof title === 'string' ? ` ("${title}")` : ''} already exists; Create never changes an existing task`,
-		{ itemIndex, description: 'Use Create or Update to change it, or leave the UID empty to create a new task.' },
+		{
+			itemIndex,
+			description:
+				'Use Create or Update to change it, or leave the UID empty to create a new task.',
+		},
 	);
 }
 
@@ -55,7 +64,11 @@ function takenError(client: BacklogClient, uid: string, current: IDataObject, it
  * attempt). A batch's answer is read by uid only.
  * The same uid twice in one input is one write with the later values winning.
  */
-export async function writeTasks(client: BacklogClient, writes: TaskWrite[], options: WriteOptions): Promise<WriteResult[]> {
+export async function writeTasks(
+	client: BacklogClient,
+	writes: TaskWrite[],
+	options: WriteOptions,
+): Promise<WriteResult[]> {
 	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
 	writes.forEach((write, position) => {
 		const group = groups.get(write.uid);
@@ -66,7 +79,9 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 		}
 	});
 	const unique = [...groups.values()].map(({ write }) => write);
-	const needsRead = unique.filter((write) => write.mode !== 'patch' || write.body.fields).map((write) => write.uid);
+	const needsRead = unique
+		.filter((write) => write.mode !== 'patch' || write.body.fields)
+		.map((write) => write.uid);
 	const known = options.known ?? new Map<string, IDataObject | undefined>();
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
@@ -88,7 +103,13 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 		if (write.mode === 'patch') {
 			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
 		} else if (!task) {
-			puts.push({ method: 'PUT', uid, body, itemIndex, ifExisted: write.mode === 'create' ? 'fail' : 'patch' });
+			puts.push({
+				method: 'PUT',
+				uid,
+				body,
+				itemIndex,
+				ifExisted: write.mode === 'create' ? 'fail' : 'patch',
+			});
 		} else if (write.mode === 'create' ? showsOurValues(task, body) : hasValues(task, body)) {
 			// Nothing to change (for Create: our own earlier attempt landed, e.g. before a retry).
 			outcome.set(uid, { task });
@@ -101,13 +122,17 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 
 	const stopOnError = options.stopOnError === true;
 	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError };
-	const putResults = await sendWrites(client, puts.map((put) => ({ ...put, owner })));
+	const putResults = await sendWrites(
+		client,
+		puts.map((put) => ({ ...put, owner })),
+	);
 	const afterPut: Planned[] = [];
 	puts.forEach((put, index) => {
 		const result = putResults[index];
 		if ('task' in result && !showsOurValues(result.task, put.body)) {
 			// Created by someone else between our read and our PUT, and the server kept its values.
-			if (put.ifExisted === 'fail') outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
+			if (put.ifExisted === 'fail')
+				outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
 			else afterPut.push({ ...put, method: 'PATCH', current: result.task });
 		} else outcome.set(put.uid, result);
 	});
@@ -116,13 +141,24 @@ export async function writeTasks(client: BacklogClient, writes: TaskWrite[], opt
 	const patchResults = failedAlready
 		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
 		: options.rereadBeforePatch === true
-			? await writeAll(client, patchList.map((patch) => ({ ...patch, owner })), options.batchSize, true)
-			: await sendWrites(client, patchList.map((patch) => ({ ...patch, owner })));
+			? await writeAll(
+					client,
+					patchList.map((patch) => ({ ...patch, owner })),
+					options.batchSize,
+					true,
+				)
+			: await sendWrites(
+					client,
+					patchList.map((patch) => ({ ...patch, owner })),
+				);
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
 
 	const results: WriteResult[] = new Array(writes.length);
 	for (const { write, positions } of groups.values()) {
-		for (const position of positions) results[position] = outcome.get(write.uid) ?? { error: new Error(`Task ${write.uid} was not written`) };
+		for (const position of positions)
+			results[position] = outcome.get(write.uid) ?? {
+				error: new Error(`Task ${write.uid} was not written`),
+			};
 	}
 	return results;
 }

@@ -11,18 +11,20 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { apiError, hostNotFoundError, networkError, redirectError, retryLaterError } from './errors';
+import {
+	apiError,
+	hostNotFoundError,
+	networkError,
+	redirectError,
+	retryLaterError,
+} from './errors';
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
 import { USER_AGENT } from './version';
 
 export type BacklogContext =
-	| IExecuteFunctions
-	| ILoadOptionsFunctions
-	| IPollFunctions
-	| IHookFunctions
-	| IWebhookFunctions;
+	IExecuteFunctions | ILoadOptionsFunctions | IPollFunctions | IHookFunctions | IWebhookFunctions;
 
 export interface RetryPolicy {
 	/** Attempts in all, the first included. */
@@ -32,7 +34,11 @@ export interface RetryPolicy {
 }
 
 /** The spec's client guidance: exponential backoff, up to 5 attempts, a few seconds at first, at most about 15 s. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 5, baseDelayMs: 2000, maxDelayMs: 15000 };
+export const DEFAULT_RETRY_POLICY: RetryPolicy = {
+	maxAttempts: 5,
+	baseDelayMs: 2000,
+	maxDelayMs: 15000,
+};
 
 export interface ApiRequest {
 	method: IHttpRequestMethods;
@@ -102,7 +108,11 @@ function networkErrorCode(error: unknown): string | undefined {
 	let current: unknown = error;
 	while (current && typeof current === 'object' && !seen.has(current)) {
 		seen.add(current);
-		const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+		const { code, message, cause } = current as {
+			code?: unknown;
+			message?: unknown;
+			cause?: unknown;
+		};
 		if (typeof code === 'string' && KNOWN_ERROR_CODES.includes(code)) return code;
 		if (typeof message === 'string') {
 			const found = KNOWN_ERROR_CODES.find((known) => message.includes(known));
@@ -120,7 +130,10 @@ function networkErrorCode(error: unknown): string | undefined {
  * (0, a negative number, a date already past): such a value would turn the backoff off and retry at once, so the
  * normal exponential backoff is kept instead.
  */
-export function retryAfterMs(headers: IDataObject | undefined, nowMs = Date.now()): number | undefined {
+export function retryAfterMs(
+	headers: IDataObject | undefined,
+	nowMs = Date.now(),
+): number | undefined {
 	const raw = headers?.['retry-after'];
 	const value = Array.isArray(raw) ? raw[0] : raw;
 	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
@@ -136,14 +149,28 @@ export function retryAfterMs(headers: IDataObject | undefined, nowMs = Date.now(
  * otherwise a finite number of at least `min`, or an error naming the field. Nothing is silently replaced: a limit of
  * 0 does not become 60, nor a negative window a millisecond.
  */
-function credentialNumber(ctx: BacklogContext, value: unknown, field: string, fallback: number, min: number, rule: string): number {
+function credentialNumber(
+	ctx: BacklogContext,
+	value: unknown,
+	field: string,
+	fallback: number,
+	min: number,
+	rule: string,
+): number {
 	if (value === undefined || value === null || value === '') return fallback;
-	const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+	const number =
+		typeof value === 'number'
+			? value
+			: typeof value === 'string' && value.trim() !== ''
+				? Number(value)
+				: NaN;
 	if (Number.isFinite(number) && number >= min) return number;
 	throw new NodeOperationError(
 		ctx.getNode(),
 		`The Task Backlog API credential's ${field} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
-		{ description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).` },
+		{
+			description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).`,
+		},
 	);
 }
 
@@ -157,7 +184,8 @@ export function tokenForms(token: string): string[] {
 	const component = encodeURIComponent(token);
 	const form = new URLSearchParams({ t: token }).toString().slice(2);
 	const forms = new Set([token, component, encodeURI(token), form, encodeURIComponent(component)]);
-	for (const encoded of [...forms]) forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+	for (const encoded of [...forms])
+		forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
 	return [...forms].sort((a, b) => b.length - a.length);
 }
 
@@ -232,7 +260,10 @@ export class BacklogClient {
 			throw new NodeOperationError(
 				this.ctx.getNode(),
 				`The Task Backlog API credential's Base URL "${String(credentials.baseUrl ?? '')}" is not an http(s) address`,
-				{ description: 'Set it to the API address with its version prefix, e.g. https://api.example.com/api/v1.' },
+				{
+					description:
+						'Set it to the API address with its version prefix, e.g. https://api.example.com/api/v1.',
+				},
 			);
 		}
 		if (!isSecureEnough(baseUrl, credentials.allowInsecureHttp === true)) {
@@ -251,7 +282,14 @@ export class BacklogClient {
 		if (credentials.versioning) headers['service-versioning'] = String(credentials.versioning);
 		if (credentials.actingUserUid) headers['service-user'] = String(credentials.actingUserUid);
 		const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex');
-		const limit = credentialNumber(this.ctx, credentials.requestsPerMinute, 'Requests per Minute', 60, 1, 'a number of 1 or more');
+		const limit = credentialNumber(
+			this.ctx,
+			credentials.requestsPerMinute,
+			'Requests per Minute',
+			60,
+			1,
+			'a number of 1 or more',
+		);
 		const windowSeconds = credentialNumber(
 			this.ctx,
 			credentials.rateLimitWindowSeconds,
@@ -315,12 +353,15 @@ export class BacklogClient {
 						node,
 						{ message: redact(String((error as Error)?.message ?? error)) },
 						{
-							message: redact(`${request.method} ${request.path} failed: ${(error as Error)?.message ?? error}`),
+							message: redact(
+								`${request.method} ${request.path} failed: ${(error as Error)?.message ?? error}`,
+							),
 							itemIndex: request.itemIndex,
 						},
 					);
 				}
-				if (!idempotent || attempt >= this.retry.maxAttempts) throw networkError(node, code, context);
+				if (!idempotent || attempt >= this.retry.maxAttempts)
+					throw networkError(node, code, context);
 				await sleep(this.backoffMs(attempt));
 				continue;
 			}
@@ -337,25 +378,46 @@ export class BacklogClient {
 
 			const retryable = RETRIED_STATUSES.has(status) && (idempotent || status === 429);
 			if (!retryable || attempt >= this.retry.maxAttempts) {
-				const error = apiError(node, status, response.body, { ...request, attempts: attempt }, redact);
+				const error = apiError(
+					node,
+					status,
+					response.body,
+					{ ...request, attempts: attempt },
+					redact,
+				);
 				if (status === 401) this.authFailure = error;
 				throw error;
 			}
 			// A 429 may ask for the rest of the rate-limit window, even when that is longer than the policy's longest wait.
-			const longest = status === 429 ? limiter.longestWaitMs(this.retry.maxDelayMs) : this.retry.maxDelayMs;
+			const longest =
+				status === 429 ? limiter.longestWaitMs(this.retry.maxDelayMs) : this.retry.maxDelayMs;
 			if (hinted !== undefined && hinted > longest) {
 				// Waiting that long would hold this execution (and, for a 429, every execution sharing the token).
-				throw retryLaterError(node, status, hinted, longest, response.body, { ...request, attempts: attempt }, redact);
+				throw retryLaterError(
+					node,
+					status,
+					hinted,
+					longest,
+					response.body,
+					{ ...request, attempts: attempt },
+					redact,
+				);
 			}
 			// Without Retry-After, a 429's waits grow to a whole window by the last attempt (see RateLimiter.throttleDelayMs).
-			const delay = hinted ?? (status === 429 ? limiter.throttleDelayMs(attempt, this.retry) : this.backoffMs(attempt));
+			const delay =
+				hinted ??
+				(status === 429 ? limiter.throttleDelayMs(attempt, this.retry) : this.backoffMs(attempt));
 			if (status === 429) limiter.pauseUntil(Date.now() + delay, hinted !== undefined);
 			await sleep(delay);
 		}
 	}
 
 	/** Follows `meta.next_cursor` until it is empty (spec 4.1), one page at a time. */
-	async *pages(request: ApiRequest, pageSize: number, maxItems = Infinity): AsyncGenerator<IDataObject[]> {
+	async *pages(
+		request: ApiRequest,
+		pageSize: number,
+		maxItems = Infinity,
+	): AsyncGenerator<IDataObject[]> {
 		let cursor: string | undefined;
 		let fetched = 0;
 		const cursorsSeen = new Set<string>();

@@ -20,8 +20,13 @@ function describeDetail(detail: unknown): string | undefined {
 	if (!Array.isArray(detail)) return undefined;
 	const parts = detail.map((entry) => {
 		if (typeof entry === 'string') return entry;
-		const { loc, msg, message } = (entry ?? {}) as { loc?: unknown; msg?: unknown; message?: unknown };
-		const text = typeof msg === 'string' ? msg : typeof message === 'string' ? message : JSON.stringify(entry);
+		const { loc, msg, message } = (entry ?? {}) as {
+			loc?: unknown;
+			msg?: unknown;
+			message?: unknown;
+		};
+		const text =
+			typeof msg === 'string' ? msg : typeof message === 'string' ? message : JSON.stringify(entry);
 		return Array.isArray(loc) && loc.length > 0 ? `${loc.join('.')}: ${text}` : text;
 	});
 	return parts.join('; ');
@@ -48,7 +53,8 @@ function fixFor(status: number, path: string, attempts: number): string {
 		return 'The token is valid but may not do this. Check the token, the Account and the Acting User UID in the credential.';
 	if (status === 404)
 		return `Nothing found at ${path}. Check the uid, and that the credential's Base URL ends in /api/v1.`;
-	if (status === 409) return 'An object with this uid already exists. Use Create or Update to change it.';
+	if (status === 409)
+		return 'An object with this uid already exists. Use Create or Update to change it.';
 	if (status === 422)
 		return 'The service rejected the field named in the message. Correct that field in the node parameters (or in the input item).';
 	if (status === 429)
@@ -76,7 +82,10 @@ export function redactDeep(value: unknown, redact: Redact): unknown {
 	if (Array.isArray(value)) return value.map((entry) => redactDeep(entry, redact));
 	if (value && typeof value === 'object') {
 		return Object.fromEntries(
-			Object.entries(value as Record<string, unknown>).map(([key, entry]) => [redact(key), redactDeep(entry, redact)]),
+			Object.entries(value as Record<string, unknown>).map(([key, entry]) => [
+				redact(key),
+				redactDeep(entry, redact),
+			]),
 		);
 	}
 	return value;
@@ -94,7 +103,9 @@ export function apiError(
 	const body = redactDeep(rawBody, redact);
 	const text = serverMessage(body);
 	const statusText = STATUS_TEXT[status] ?? 'Error';
-	const message = redact(`${request.method} ${request.path} failed with ${status} ${statusText}${text ? `: ${text}` : ''}`);
+	const message = redact(
+		`${request.method} ${request.path} failed with ${status} ${statusText}${text ? `: ${text}` : ''}`,
+	);
 	const response: JsonObject = { status, message: text ?? statusText };
 	if (body && typeof body === 'object') response.body = body as JsonObject;
 	const error = new NodeApiError(node, response, {
@@ -123,7 +134,9 @@ export function redirectError(
 		node,
 		{ status, message: `Redirected to ${target}` },
 		{
-			message: redact(`${request.method} ${request.path} was redirected (${status}) to ${target}; redirects are not followed`),
+			message: redact(
+				`${request.method} ${request.path} was redirected (${status}) to ${target}; redirects are not followed`,
+			),
 			description: redact(
 				`The API token is never sent to a redirect target. If ${target} is the right address of the service, set the Task Backlog API credential's Base URL (now ${request.baseUrl}) to it; otherwise check the Base URL.`,
 			),

@@ -151,7 +151,10 @@ export class RateLimiter {
 		if (rate < this.limit) {
 			// Below the configured rate (the server has answered 429): evenly spaced, not in bursts. Processes that share
 			// a window then all send through it, so the 429s at its end fall on each in proportion to its rate.
-			at = Math.max(at, this.lastAt + (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER));
+			at = Math.max(
+				at,
+				this.lastAt + (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER),
+			);
 		}
 		this.lastAt = Math.max(this.lastAt, at);
 		const slot: Slot = { at, sentAt: at };
@@ -169,14 +172,19 @@ export class RateLimiter {
 	 */
 	private throttled(sentAt: number, serverSaid: boolean) {
 		const now = Date.now();
-		const inWindow = this.slots.filter((slot) => slot.sentAt <= now && slot.at > now - this.windowMs);
+		const inWindow = this.slots.filter(
+			(slot) => slot.sentAt <= now && slot.at > now - this.windowMs,
+		);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
 			if (serverSaid) return;
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
 			// a retry delay (this process came late into a window others had filled). Hold every request back until what
 			// this process sent in the window has left it: the server's window, which began before, has ended by then.
 			const earliest = Math.min(...inWindow.map((slot) => slot.sentAt));
-			this.heldUntil = Math.max(this.heldUntil, earliest + this.windowMs * (1 + Math.random() * JITTER));
+			this.heldUntil = Math.max(
+				this.heldUntil,
+				earliest + this.windowMs * (1 + Math.random() * JITTER),
+			);
 			return;
 		}
 		const sentInWindow = inWindow.length;
@@ -223,7 +231,9 @@ export class RateLimiter {
 	 */
 	throttleDelayMs(attempt: number, budget: RetryBudget): number {
 		const cap = Math.max(budget.maxDelayMs, this.windowMs);
-		const backoff = Math.min(cap, budget.baseDelayMs * 2 ** (attempt - 1)) * (1 - JITTER + Math.random() * 2 * JITTER);
+		const backoff =
+			Math.min(cap, budget.baseDelayMs * 2 ** (attempt - 1)) *
+			(1 - JITTER + Math.random() * 2 * JITTER);
 		if (attempt < budget.maxAttempts - 1) return backoff;
 		return Math.max(backoff, this.windowMs * (1 + Math.random() * JITTER));
 	}

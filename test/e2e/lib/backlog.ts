@@ -37,10 +37,16 @@ export function printTimings(title: string): void {
 
 /** `npm test` builds before jest; a lone run of an e2e file builds when dist/ is missing. */
 export function ensureBuilt(): void {
-	if (fs.existsSync(path.join(projectDir, 'dist', 'nodes', 'TaskBacklog', 'TaskBacklog.node.js'))) return;
+	if (fs.existsSync(path.join(projectDir, 'dist', 'nodes', 'TaskBacklog', 'TaskBacklog.node.js')))
+		return;
 	log('dist/ is missing: npm run build');
-	const result = spawnSync('npm', ['run', 'build'], { cwd: projectDir, encoding: 'utf8', timeout: 5 * 60_000 });
-	if (result.status !== 0) throw new Error(`npm run build failed:\n${result.stdout}\n${result.stderr}`);
+	const result = spawnSync('npm', ['run', 'build'], {
+		cwd: projectDir,
+		encoding: 'utf8',
+		timeout: 5 * 60_000,
+	});
+	if (result.status !== 0)
+		throw new Error(`npm run build failed:\n${result.stdout}\n${result.stderr}`);
 }
 
 let packed: Promise<string> | undefined;
@@ -69,7 +75,10 @@ export function credentialData(sim: Simulator, token = TOKEN, extra: Record<stri
  * ensureN8n, the package installed from its tgz into a fresh user folder as a user would, a simulator on
  * 127.0.0.1 and the credential `taskBacklogCredential` pointing at it.
  */
-export async function setUpStage(major: N8nMajor, simOptions: SimulatorOptions = {}): Promise<Stage> {
+export async function setUpStage(
+	major: N8nMajor,
+	simOptions: SimulatorOptions = {},
+): Promise<Stage> {
 	const install = await timed(`n8n ${major}.x ensureN8n`, () => ensureN8n(major, log));
 	log(`running ${describeVersions(install)}`);
 	const tgz = await timed('npm pack', () => packOnce());
@@ -81,7 +90,12 @@ export async function setUpStage(major: N8nMajor, simOptions: SimulatorOptions =
 		sim = await startSimulator({ tokens: [TOKEN], seed: 7, ...simOptions });
 		await timed(`n8n ${major}.x import:credentials`, () =>
 			folder.importCredentials([
-				{ id: CREDENTIAL_ID, name: CREDENTIAL_NAME, type: 'taskBacklogApi', data: credentialData(sim!) },
+				{
+					id: CREDENTIAL_ID,
+					name: CREDENTIAL_NAME,
+					type: 'taskBacklogApi',
+					data: credentialData(sim!),
+				},
 			]),
 		);
 	} catch (error) {
@@ -117,13 +131,27 @@ export interface NodeSpec {
 export const credentialRef = { taskBacklogApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } };
 
 /** A Task Backlog node (credential attached). */
-export function backlogNode(name: string, parameters: Record<string, unknown>, settings: Record<string, unknown> = {}): NodeSpec {
-	return { name, type: `${PKG}.taskBacklog`, typeVersion: 1, parameters, credentials: credentialRef, ...settings };
+export function backlogNode(
+	name: string,
+	parameters: Record<string, unknown>,
+	settings: Record<string, unknown> = {},
+): NodeSpec {
+	return {
+		name,
+		type: `${PKG}.taskBacklog`,
+		typeVersion: 1,
+		parameters,
+		credentials: credentialRef,
+		...settings,
+	};
 }
 
 /** A Code node returning `items` (JSON-serialisable) or running `code`. */
 export function codeNode(name: string, itemsOrCode: unknown[] | string): NodeSpec {
-	const jsCode = typeof itemsOrCode === 'string' ? itemsOrCode : `return ${JSON.stringify(itemsOrCode)}.map((json) => ({ json }));`;
+	const jsCode =
+		typeof itemsOrCode === 'string'
+			? itemsOrCode
+			: `return ${JSON.stringify(itemsOrCode)}.map((json) => ({ json }));`;
 	return { name, type: 'n8n-nodes-base.code', typeVersion: 2, parameters: { jsCode } };
 }
 
@@ -133,10 +161,21 @@ export function codeNode(name: string, itemsOrCode: unknown[] | string): NodeSpe
  */
 export function manualWorkflow(id: string, name: string, ...branches: NodeSpec[][]) {
 	const nodes: object[] = [];
-	const connections: Record<string, { main: Array<Array<{ node: string; type: 'main'; index: number }>> }> = {};
+	const connections: Record<
+		string,
+		{ main: Array<Array<{ node: string; type: 'main'; index: number }>> }
+	> = {};
 	const add = (spec: NodeSpec, x: number, y: number) => {
 		const { name: nodeName, type, typeVersion, parameters, ...settings } = spec;
-		nodes.push({ id: randomUUID(), name: nodeName, type, typeVersion: typeVersion ?? 1, position: [x * 240, y * 180], parameters: parameters ?? {}, ...settings });
+		nodes.push({
+			id: randomUUID(),
+			name: nodeName,
+			type,
+			typeVersion: typeVersion ?? 1,
+			position: [x * 240, y * 180],
+			parameters: parameters ?? {},
+			...settings,
+		});
 	};
 	const connect = (from: string, to: string) => {
 		connections[from] ??= { main: [[]] };
@@ -149,7 +188,15 @@ export function manualWorkflow(id: string, name: string, ...branches: NodeSpec[]
 			connect(x === 0 ? 'Manual' : branch[x - 1].name, spec.name);
 		}),
 	);
-	return { id, name, active: false, settings: { executionOrder: 'v1' }, pinData: {}, nodes, connections };
+	return {
+		id,
+		name,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		pinData: {},
+		nodes,
+		connections,
+	};
 }
 
 export function loadExample(file: string): any {
@@ -165,21 +212,30 @@ function runData(run: any): Record<string, any[]> | undefined {
 
 /** JSON of the items a node put out on its first output (first run of the node unless runIndex). */
 export function nodeOutput(run: any, nodeName: string, runIndex = 0): Array<Record<string, any>> {
-	const items = runData(run)?.[nodeName]?.[runIndex]?.data?.main?.[0] as Array<{ json: Record<string, any> }> | undefined;
+	const items = runData(run)?.[nodeName]?.[runIndex]?.data?.main?.[0] as
+		Array<{ json: Record<string, any> }> | undefined;
 	return (items ?? []).map((item) => item.json);
 }
 
 /** Items with pairing, for checks of pairedItem. */
-export function nodeItems(run: any, nodeName: string): Array<{ json: Record<string, any>; pairedItem?: any }> {
+export function nodeItems(
+	run: any,
+	nodeName: string,
+): Array<{ json: Record<string, any>; pairedItem?: any }> {
 	return runData(run)?.[nodeName]?.[0]?.data?.main?.[0] ?? [];
 }
 
 /** The error a node ended with (message and description), or undefined. */
-export function nodeError(run: any, nodeName: string): { message: string; description?: string; httpCode?: string } | undefined {
+export function nodeError(
+	run: any,
+	nodeName: string,
+): { message: string; description?: string; httpCode?: string } | undefined {
 	return runData(run)?.[nodeName]?.[0]?.error;
 }
 
-export function runError(run: any): { message: string; description?: string; node?: { name: string } } | undefined {
+export function runError(
+	run: any,
+): { message: string; description?: string; node?: { name: string } } | undefined {
 	return run?.data?.resultData?.error ?? run?.resultData?.error;
 }
 
@@ -194,7 +250,9 @@ export async function importAndRun(
 		stage.folder.execute(workflow.id, { timeoutMs: 180_000 }),
 	);
 	if (result.code !== expectCode || !result.run) {
-		log(`execute ${workflow.name} exited ${result.code} (expected ${expectCode}):\n${tailOf(result.stdout)}\n${tailOf(result.stderr)}`);
+		log(
+			`execute ${workflow.name} exited ${result.code} (expected ${expectCode}):\n${tailOf(result.stdout)}\n${tailOf(result.stderr)}`,
+		);
 	}
 	return result;
 }
@@ -215,7 +273,8 @@ export async function waitFor<T>(
 	for (;;) {
 		const value = await check();
 		if (value) return value as T;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+		if (Date.now() > deadline)
+			throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
 		await new Promise((resolve) => setTimeout(resolve, everyMs));
 	}
 }
@@ -225,11 +284,22 @@ export async function http(
 	method: string,
 	url: string,
 	opts: { body?: string | object; headers?: Record<string, string>; timeoutMs?: number } = {},
-): Promise<{ status: number; text: string; json: any; headers: Record<string, string | string[] | undefined> }> {
-	const body = typeof opts.body === 'string' || opts.body === undefined ? opts.body : JSON.stringify(opts.body);
+): Promise<{
+	status: number;
+	text: string;
+	json: any;
+	headers: Record<string, string | string[] | undefined>;
+}> {
+	const body =
+		typeof opts.body === 'string' || opts.body === undefined
+			? opts.body
+			: JSON.stringify(opts.body);
 	const res = await request(url, {
 		method: method as 'GET',
-		headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(opts.headers ?? {}) },
+		headers: {
+			...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+			...(opts.headers ?? {}),
+		},
 		body,
 		headersTimeout: opts.timeoutMs ?? 60_000,
 		bodyTimeout: opts.timeoutMs ?? 60_000,

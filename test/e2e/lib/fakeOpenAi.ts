@@ -20,7 +20,8 @@ export interface ChatRequest {
 	tools?: ChatTool[];
 	stream?: boolean;
 }
-export type ScriptedAnswer = { content: string } | { toolCall: { name: string; arguments: Record<string, unknown> } };
+export type ScriptedAnswer =
+	{ content: string } | { toolCall: { name: string; arguments: Record<string, unknown> } };
 
 export interface FakeOpenAi {
 	url: string;
@@ -28,7 +29,9 @@ export interface FakeOpenAi {
 	stop(): Promise<void>;
 }
 
-export async function startFakeOpenAi(script: (request: ChatRequest, turn: number) => ScriptedAnswer): Promise<FakeOpenAi> {
+export async function startFakeOpenAi(
+	script: (request: ChatRequest, turn: number) => ScriptedAnswer,
+): Promise<FakeOpenAi> {
 	const requests: ChatRequest[] = [];
 	const server = http.createServer((req, res) => {
 		const chunks: Buffer[] = [];
@@ -60,17 +63,33 @@ export async function startFakeOpenAi(script: (request: ChatRequest, turn: numbe
 			const model = body.model ?? 'fake';
 			const toolCall =
 				'toolCall' in answer
-					? { id: `call_${requests.length}`, type: 'function', function: { name: answer.toolCall.name, arguments: JSON.stringify(answer.toolCall.arguments) } }
+					? {
+							id: `call_${requests.length}`,
+							type: 'function',
+							function: {
+								name: answer.toolCall.name,
+								arguments: JSON.stringify(answer.toolCall.arguments),
+							},
+						}
 					: undefined;
 			const finish = toolCall ? 'tool_calls' : 'stop';
 			const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 };
 			if (body.stream) {
 				res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 				const send = (delta: object, finishReason: string | null) =>
-					res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`);
-				send(toolCall ? { role: 'assistant', content: null, tool_calls: [{ index: 0, ...toolCall }] } : { role: 'assistant', content: (answer as { content: string }).content }, null);
+					res.write(
+						`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`,
+					);
+				send(
+					toolCall
+						? { role: 'assistant', content: null, tool_calls: [{ index: 0, ...toolCall }] }
+						: { role: 'assistant', content: (answer as { content: string }).content },
+					null,
+				);
 				send({}, finish);
-				res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`);
+				res.write(
+					`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`,
+				);
 				res.end('data: [DONE]\n\n');
 				return;
 			}
@@ -78,7 +97,16 @@ export async function startFakeOpenAi(script: (request: ChatRequest, turn: numbe
 				? { role: 'assistant', content: null, tool_calls: [toolCall] }
 				: { role: 'assistant', content: (answer as { content: string }).content };
 			res.writeHead(200, { 'content-type': 'application/json' });
-			res.end(JSON.stringify({ id, object: 'chat.completion', created, model, choices: [{ index: 0, message, finish_reason: finish }], usage }));
+			res.end(
+				JSON.stringify({
+					id,
+					object: 'chat.completion',
+					created,
+					model,
+					choices: [{ index: 0, message, finish_reason: finish }],
+					usage,
+				}),
+			);
 		});
 	});
 	server.requestTimeout = 30_000;

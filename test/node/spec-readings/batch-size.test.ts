@@ -8,15 +8,18 @@ let sim: Simulator;
 useSimulator((started) => (sim = started), PROFILE_READINGS);
 
 describe('Batch size limit (not shown) and how a too-long batch is refused', () => {
-	it.each(['422', '413'] as const)('a batch refused for its size is split and the accepted size is kept for the run (%s)', async (batchTooLarge) => {
-		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge } });
-		const run = await runBacklog(sim, upsert, { items: tickets(500) });
-		expect(run.error).toBeUndefined();
-		expect(sim.tasks.size).toBe(500);
-		const batches = sent(sim, 'PUT', '/tasks/batch');
-		expect(batches.filter((request) => request.status !== 200)).toHaveLength(1);
-		expect(batches.length).toBeLessThanOrEqual(Math.ceil(500 / 50) + 1);
-	});
+	it.each(['422', '413'] as const)(
+		'a batch refused for its size is split and the accepted size is kept for the run (%s)',
+		async (batchTooLarge) => {
+			sim.configure({ readings: { maxBatchSize: 50, batchTooLarge } });
+			const run = await runBacklog(sim, upsert, { items: tickets(500) });
+			expect(run.error).toBeUndefined();
+			expect(sim.tasks.size).toBe(500);
+			const batches = sent(sim, 'PUT', '/tasks/batch');
+			expect(batches.filter((request) => request.status !== 200)).toHaveLength(1);
+			expect(batches.length).toBeLessThanOrEqual(Math.ceil(500 / 50) + 1);
+		},
+	);
 });
 
 describe('Sync Backlog on a server that caps batches without saying so', () => {
@@ -26,7 +29,13 @@ describe('Sync Backlog on a server that caps batches without saying so', () => {
 		const items = Array.from({ length: n }, (_, i) => ({ id: String(i), title: `Ticket ${i}` }));
 		const run = await runBacklog(
 			sim,
-			{ resource: 'task', operation: 'syncBacklog', externalId: '={{ $json.id }}', title: '={{ $json.title }}', sourceValue: 'bulk' },
+			{
+				resource: 'task',
+				operation: 'syncBacklog',
+				externalId: '={{ $json.id }}',
+				title: '={{ $json.title }}',
+				sourceValue: 'bulk',
+			},
 			{ items },
 		);
 		expect(run.error).toBeUndefined();
@@ -38,7 +47,11 @@ describe('Sync Backlog on a server that caps batches without saying so', () => {
 	it('10,000 upserts on a server with an undocumented batch limit of 50 take at most ceil(10,000 / 50) + 4 requests (2 bulk reads, 1 GET confirming a task not found, 1 refused batch)', async () => {
 		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });
 		const n = 10_000;
-		const run = await runBacklog(sim, { resource: 'task', operation: 'upsert', inputData: 'autoMap' }, { items: tickets(n) });
+		const run = await runBacklog(
+			sim,
+			{ resource: 'task', operation: 'upsert', inputData: 'autoMap' },
+			{ items: tickets(n) },
+		);
 		expect(run.error).toBeUndefined();
 		expect(run.items).toHaveLength(n);
 		expect(sim.tasks.size).toBe(n);

@@ -11,21 +11,37 @@ let sim: Simulator;
 useSimulator((started) => (sim = started), PROFILE_READINGS);
 
 describe('GET /tasks parameters other than custom fields: not named by the spec (4.2 rule 3)', () => {
-	it.each(['honour', 'customFields'] as const)('Get Many filters by status, assignee and Updated After (unknown parameters: %s)', async (listParams) => {
-		sim.configure({ readings: { listParams } });
-		const assignee = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
-		sim.seedTasks(4, (i) => ({ status: i % 2 ? 'STARTED' : 'TODO', assignee_uid: i < 2 ? assignee : null, fields: { title: `T${i}` } }));
-		const run = await runBacklog(sim, {
-			resource: 'task',
-			operation: 'getAll',
-			returnAll: true,
-			filters: { status: ['STARTED'], assignee_uid: assignee, updated_at_after: '2000-01-01T00:00:00Z' },
-		});
-		expect(run.error).toBeUndefined();
-		expect(run.json.map((json) => json.title)).toEqual(['T1']);
-	});
+	it.each(['honour', 'customFields'] as const)(
+		'Get Many filters by status, assignee and Updated After (unknown parameters: %s)',
+		async (listParams) => {
+			sim.configure({ readings: { listParams } });
+			const assignee = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
+			sim.seedTasks(4, (i) => ({
+				status: i % 2 ? 'STARTED' : 'TODO',
+				assignee_uid: i < 2 ? assignee : null,
+				fields: { title: `T${i}` },
+			}));
+			const run = await runBacklog(sim, {
+				resource: 'task',
+				operation: 'getAll',
+				returnAll: true,
+				filters: {
+					status: ['STARTED'],
+					assignee_uid: assignee,
+					updated_at_after: '2000-01-01T00:00:00Z',
+				},
+			});
+			expect(run.error).toBeUndefined();
+			expect(run.json.map((json) => json.title)).toEqual(['T1']);
+		},
+	);
 
-	const search = (text: string) => ({ resource: 'task', operation: 'getAll', returnAll: true, filters: { search: text } });
+	const search = (text: string) => ({
+		resource: 'task',
+		operation: 'getAll',
+		returnAll: true,
+		filters: { search: text },
+	});
 
 	it('Get Many with Search finds the tasks whose text holds it (unknown parameters: honour), and an empty search is an empty list', async () => {
 		sim.configure({ readings: { listParams: 'honour' } });
@@ -46,7 +62,9 @@ describe('GET /tasks parameters other than custom fields: not named by the spec 
 		sim.seedTasks(3, (i) => ({ fields: { title: i === 1 ? 'Printer on fire' : `Ticket ${i}` } }));
 		const run = await runBacklog(sim, search('fire'));
 		expect(run.error).toBeInstanceOf(NodeOperationError);
-		expect(run.error!.message).toMatch(/Search for "fire" found nothing, and the service does not seem to search/);
+		expect(run.error!.message).toMatch(
+			/Search for "fire" found nothing, and the service does not seem to search/,
+		);
 	});
 
 	it('Get Many with a Search on an empty backlog is an empty list under either reading', async () => {

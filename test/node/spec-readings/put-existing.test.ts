@@ -12,7 +12,10 @@ useSimulator((started) => (sim = started), PROFILE_READINGS);
 function addForeignField(uids: string[]) {
 	for (const uid of uids) {
 		const task = sim.tasks.get(uid)!;
-		sim.tasks.set(uid, { ...task, fields: { ...task.fields, owner_note: `kept ${uid.slice(0, 4)}` } });
+		sim.tasks.set(uid, {
+			...task,
+			fields: { ...task.fields, owner_note: `kept ${uid.slice(0, 4)}` },
+		});
 	}
 }
 
@@ -25,18 +28,37 @@ describe('PUT on an existing uid: no-op or replace (spec 4.2 rule 1 vs 4.5 rule 
 		expect(run.error).toBeUndefined();
 		expect(run.json).toHaveLength(n);
 		uids.forEach((uid, i) =>
-			expect(sim.tasks.get(uid)!.fields).toEqual({ title: `Renamed ${i + 1}`, ticket_id: `T-${i + 1}`, owner_note: `kept ${uid.slice(0, 4)}` }),
+			expect(sim.tasks.get(uid)!.fields).toEqual({
+				title: `Renamed ${i + 1}`,
+				ticket_id: `T-${i + 1}`,
+				owner_note: `kept ${uid.slice(0, 4)}`,
+			}),
 		);
 	});
 
-	it.each(['noop', 'replace'] as const)('Create or Update of one item gives the same task as of many (single PUT %s)', async (putExisting) => {
-		sim.configure({ readings: { putExisting } });
-		await runBacklog(sim, { ...upsert, requestOptions: { batching: false } }, { items: tickets(1) });
-		addForeignField([uidOf('T-1')]);
-		const run = await runBacklog(sim, { ...upsert, requestOptions: { batching: false } }, { items: tickets(1, () => 'Renamed') });
-		expect(run.error).toBeUndefined();
-		expect(sim.tasks.get(uidOf('T-1'))!.fields).toMatchObject({ title: 'Renamed', ticket_id: 'T-1', owner_note: expect.any(String) });
-	});
+	it.each(['noop', 'replace'] as const)(
+		'Create or Update of one item gives the same task as of many (single PUT %s)',
+		async (putExisting) => {
+			sim.configure({ readings: { putExisting } });
+			await runBacklog(
+				sim,
+				{ ...upsert, requestOptions: { batching: false } },
+				{ items: tickets(1) },
+			);
+			addForeignField([uidOf('T-1')]);
+			const run = await runBacklog(
+				sim,
+				{ ...upsert, requestOptions: { batching: false } },
+				{ items: tickets(1, () => 'Renamed') },
+			);
+			expect(run.error).toBeUndefined();
+			expect(sim.tasks.get(uidOf('T-1'))!.fields).toMatchObject({
+				title: 'Renamed',
+				ticket_id: 'T-1',
+				owner_note: expect.any(String),
+			});
+		},
+	);
 
 	it('Create or Update run twice with the same values writes nothing the second time', async () => {
 		await runBacklog(sim, upsert, { items: tickets(5) });

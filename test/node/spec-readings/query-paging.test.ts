@@ -11,7 +11,10 @@ useSimulator((started) => (sim = started), PROFILE_READINGS);
 describe('/tasks/query paging: not documented (facts: no cursor); limit in body or query; its maximum', () => {
 	it.each([
 		['a cursor', { queryPaging: 'cursor' as const }],
-		['no cursor, limit in the body only, at most 50', { queryPaging: 'none' as const, queryLimitFrom: 'body' as const, queryMaxLimit: 50 }],
+		[
+			'no cursor, limit in the body only, at most 50',
+			{ queryPaging: 'none' as const, queryLimitFrom: 'body' as const, queryMaxLimit: 50 },
+		],
 	])('Query with Return All returns 130 of 130 (%s)', async (_, readings) => {
 		sim.configure({ readings });
 		sim.seedTasks(130, (i) => ({ fields: { title: `T ${i}`, batch: 'q' } }));
@@ -35,6 +38,8 @@ describe('/tasks/query paging: not documented (facts: no cursor); limit in body 
 			returnAll: true,
 		});
 		expect(run.error).toBeUndefined();
-		expect(run.json.map((json) => (json.fields as { rank: number }).rank)).toEqual(Array.from({ length: 70 }, (_, i) => 69 - i));
+		expect(run.json.map((json) => (json.fields as { rank: number }).rank)).toEqual(
+			Array.from({ length: 70 }, (_, i) => 69 - i),
+		);
 	});
 });

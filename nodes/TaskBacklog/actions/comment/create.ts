@@ -37,7 +37,8 @@ export const description = forOperation('comment', 'create', [
 				name: 'blocks',
 				type: 'json',
 				default: '[]',
-				description: 'Rich-text blocks (spec 2.4). When empty, the text is sent as paragraph blocks.',
+				description:
+					'Rich-text blocks (spec 2.4). When empty, the text is sent as paragraph blocks.',
 			},
 			{
 				displayName: 'UID',
@@ -55,7 +56,8 @@ export const description = forOperation('comment', 'create', [
  * with the same text. The service may trim the text or not send task_uid back; anything else is another comment.
  */
 function isOurComment(existing: IDataObject, task: string, text: string): boolean {
-	if (existing.task_uid !== undefined && existing.task_uid !== null && existing.task_uid !== task) return false;
+	if (existing.task_uid !== undefined && existing.task_uid !== null && existing.task_uid !== task)
+		return false;
 	return typeof existing.text === 'string' && existing.text.trim() === text.trim();
 }
 
@@ -68,17 +70,31 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const uid = additional.uid ? requireUuid(this, itemIndex, 'UID', additional.uid) : randomUid();
 	const body = { ...readCommentBody(this, itemIndex, text, additional), uid, task_uid: task };
 	try {
-		return [await client.request<IDataObject>({ method: 'POST', path: `/tasks/${task}/comments`, body, idempotent: true, itemIndex })];
+		return [
+			await client.request<IDataObject>({
+				method: 'POST',
+				path: `/tasks/${task}/comments`,
+				body,
+				idempotent: true,
+				itemIndex,
+			}),
+		];
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '409') throw asNodeError(this, error, itemIndex);
+		if (!(error instanceof NodeApiError) || error.httpCode !== '409')
+			throw asNodeError(this, error, itemIndex);
 	}
 	// The uid is taken. A retry after a lost answer finds the comment it made: that one is a success. A comment
 	// with other text (or on another task, where this task's path does not find it) is someone else's.
 	let existing: IDataObject | undefined;
 	try {
-		existing = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${task}/comments/${uid}`, itemIndex });
+		existing = await client.request<IDataObject>({
+			method: 'GET',
+			path: `/tasks/${task}/comments/${uid}`,
+			itemIndex,
+		});
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '404') throw asNodeError(this, error, itemIndex);
+		if (!(error instanceof NodeApiError) || error.httpCode !== '404')
+			throw asNodeError(this, error, itemIndex);
 	}
 	if (existing && isOurComment(existing, task, text)) return [existing];
 	throw new NodeOperationError(

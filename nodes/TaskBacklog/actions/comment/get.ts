@@ -14,8 +14,20 @@ export const description = forOperation('comment', 'get', [
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);
-	const uid = requireUuid(this, itemIndex, 'Comment UID', this.getNodeParameter('commentUid', itemIndex));
+	const uid = requireUuid(
+		this,
+		itemIndex,
+		'Comment UID',
+		this.getNodeParameter('commentUid', itemIndex),
+	);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const qs = expandQuery(checkExpand(this, itemIndex, options.expand, COMMENT_EXPAND));
-	return [await client.request<IDataObject>({ method: 'GET', path: `/tasks/${task}/comments/${uid}`, qs, itemIndex })];
+	return [
+		await client.request<IDataObject>({
+			method: 'GET',
+			path: `/tasks/${task}/comments/${uid}`,
+			qs,
+			itemIndex,
+		}),
+	];
 }

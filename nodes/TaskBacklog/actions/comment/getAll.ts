@@ -1,7 +1,12 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { expandOptions, forOperation, returnAllAndLimit, taskLocator } from '../shared/descriptions';
+import {
+	expandOptions,
+	forOperation,
+	returnAllAndLimit,
+	taskLocator,
+} from '../shared/descriptions';
 import { taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { COMMENT_EXPAND } from './shared';
@@ -17,5 +22,9 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const max = maxResults(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const qs = expandQuery(checkExpand(this, itemIndex, options.expand, COMMENT_EXPAND));
-	return await client.list({ method: 'GET', path: `/tasks/${task}/comments`, qs, itemIndex }, PAGE_SIZE, max);
+	return await client.list(
+		{ method: 'GET', path: `/tasks/${task}/comments`, qs, itemIndex },
+		PAGE_SIZE,
+		max,
+	);
 }

@@ -31,10 +31,19 @@ export function paragraphBlocks(text: string): IDataObject[] {
 }
 
 /** The body of a comment create or update: its text, its blocks (given, or a paragraph per paragraph) and author. */
-export function readCommentBody(ctx: IExecuteFunctions, itemIndex: number, text: string, additional: IDataObject) {
+export function readCommentBody(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	text: string,
+	additional: IDataObject,
+) {
 	checkSize(ctx, itemIndex, 'Text', text);
-	const given = additional.blocks === undefined ? [] : jsonArray(ctx, itemIndex, 'Blocks (JSON)', additional.blocks);
+	const given =
+		additional.blocks === undefined
+			? []
+			: jsonArray(ctx, itemIndex, 'Blocks (JSON)', additional.blocks);
 	const body: IDataObject = { text, blocks: given.length > 0 ? given : paragraphBlocks(text) };
-	if (additional.author_uid) body.author_uid = requireUuid(ctx, itemIndex, 'Author UID', additional.author_uid);
+	if (additional.author_uid)
+		body.author_uid = requireUuid(ctx, itemIndex, 'Author UID', additional.author_uid);
 	return body;
 }

@@ -24,19 +24,43 @@ export const description = forOperation('comment', 'update', [
 		placeholder: 'Add Field',
 		default: {},
 		options: [
-			{ displayName: 'Archived', name: 'archived', type: 'boolean', default: false, description: 'Whether the comment is archived' },
-			{ displayName: 'Blocks (JSON)', name: 'blocks', type: 'json', default: '[]', description: 'Rich-text blocks (spec 2.4)' },
+			{
+				displayName: 'Archived',
+				name: 'archived',
+				type: 'boolean',
+				default: false,
+				description: 'Whether the comment is archived',
+			},
+			{
+				displayName: 'Blocks (JSON)',
+				name: 'blocks',
+				type: 'json',
+				default: '[]',
+				description: 'Rich-text blocks (spec 2.4)',
+			},
 		],
 	},
 ]);
 
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);
-	const uid = requireUuid(this, itemIndex, 'Comment UID', this.getNodeParameter('commentUid', itemIndex));
+	const uid = requireUuid(
+		this,
+		itemIndex,
+		'Comment UID',
+		this.getNodeParameter('commentUid', itemIndex),
+	);
 	const text = String(this.getNodeParameter('text', itemIndex, ''));
 	if (!text.trim()) throw invalidParameter(this, itemIndex, 'Text', 'is empty');
 	const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 	const body = readCommentBody(this, itemIndex, text, updateFields);
 	if (updateFields.archived !== undefined) body.archived = updateFields.archived;
-	return [await client.request<IDataObject>({ method: 'PATCH', path: `/tasks/${task}/comments/${uid}`, body, itemIndex })];
+	return [
+		await client.request<IDataObject>({
+			method: 'PATCH',
+			path: `/tasks/${task}/comments/${uid}`,
+			body,
+			itemIndex,
+		}),
+	];
 }

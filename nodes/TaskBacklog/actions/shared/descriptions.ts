@@ -4,10 +4,17 @@ import type { IDataObject, INodeProperties } from 'n8n-workflow';
  * An operation's properties, each shown only for its resource and operation: written once in each operation file. A
  * property's own conditions (only in Builder mode, say) are kept beside them.
  */
-export function forOperation(resource: string, operation: string, properties: INodeProperties[]): INodeProperties[] {
+export function forOperation(
+	resource: string,
+	operation: string,
+	properties: INodeProperties[],
+): INodeProperties[] {
 	return properties.map((property) => ({
 		...property,
-		displayOptions: { ...property.displayOptions, show: { resource: [resource], operation: [operation], ...property.displayOptions?.show } },
+		displayOptions: {
+			...property.displayOptions,
+			show: { resource: [resource], operation: [operation], ...property.displayOptions?.show },
+		},
 	}));
 }
 
@@ -38,7 +45,10 @@ export function taskLocator(): INodeProperties {
 				validation: [
 					{
 						type: 'regex',
-						properties: { regex: `^\\s*${UUID_REGEX}\\s*$`, errorMessage: 'Not a task UID (a UUID)' },
+						properties: {
+							regex: `^\\s*${UUID_REGEX}\\s*$`,
+							errorMessage: 'Not a task UID (a UUID)',
+						},
 					},
 				],
 			},
@@ -73,7 +83,14 @@ export function expandProperty(values: string[], extra: IDataObject = {}): INode
 
 /** An operation's Options collection when its only option is Expand. */
 export function expandOptions(values: string[]): INodeProperties {
-	return { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add Option', default: {}, options: [expandProperty(values)] };
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [expandProperty(values)],
+	};
 }
 
 export function returnAllAndLimit(): INodeProperties[] {

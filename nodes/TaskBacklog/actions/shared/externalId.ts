@@ -1,7 +1,10 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { IdentityOptions } from '../../../shared/tasks/identity';
-import { DEFAULT_EXTERNAL_ID_FIELD, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/tasks/identity';
+import {
+	DEFAULT_EXTERNAL_ID_FIELD,
+	DEFAULT_EXTERNAL_ID_NAMESPACE,
+} from '../../../shared/tasks/identity';
 import { requireFieldName, requireUuid } from './parameters';
 
 /** Where the external id is kept on the task, and the namespace its uid is derived in. */
@@ -35,7 +38,8 @@ export function externalIdProperties(): INodeProperties[] {
 				{
 					name: 'External ID',
 					value: 'externalId',
-					description: 'Your own ticket ID; the task UID is derived from it (UUID v5), so nothing needs storing',
+					description:
+						'Your own ticket ID; the task UID is derived from it (UUID v5), so nothing needs storing',
 				},
 				{ name: 'UID', value: 'uid', description: 'The task UID itself' },
 			],
@@ -72,9 +76,23 @@ export function externalIdProperties(): INodeProperties[] {
 }
 
 /** External ID Options (or Sync Options) read and checked. */
-export function readIdentityOptions(ctx: IExecuteFunctions, itemIndex: number, options: IDataObject): IdentityOptions {
+export function readIdentityOptions(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+): IdentityOptions {
 	return {
-		externalIdField: requireFieldName(ctx, itemIndex, 'External ID Field', options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD),
-		namespace: requireUuid(ctx, itemIndex, 'UID Namespace', options.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE),
+		externalIdField: requireFieldName(
+			ctx,
+			itemIndex,
+			'External ID Field',
+			options.externalIdField || DEFAULT_EXTERNAL_ID_FIELD,
+		),
+		namespace: requireUuid(
+			ctx,
+			itemIndex,
+			'UID Namespace',
+			options.namespace || DEFAULT_EXTERNAL_ID_NAMESPACE,
+		),
 	};
 }

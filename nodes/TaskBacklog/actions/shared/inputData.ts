@@ -2,7 +2,15 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import type { IdentityOptions } from '../../../shared/tasks/identity';
 import { externalIdOptions, readIdentityOptions } from './externalId';
-import { checkSize, describeKind, FIELD_NAMES_N8N_DROPS, invalidParameter, MAX_VALUE_BYTES, requireFieldName, requireUuid } from './parameters';
+import {
+	checkSize,
+	describeKind,
+	FIELD_NAMES_N8N_DROPS,
+	invalidParameter,
+	MAX_VALUE_BYTES,
+	requireFieldName,
+	requireUuid,
+} from './parameters';
 
 /**
  * "Input Data": Define Below (every value a parameter, expressions evaluated per item) or Map Automatically (each
@@ -61,7 +69,9 @@ export function autoMapProperties(operation: MappedOperation): INodeProperties[]
 	const idOptions =
 		operation === 'syncBacklog'
 			? [] // Sync Backlog has them in Sync Options, for both kinds of input
-			: externalIdOptions.filter((option) => operation === 'upsert' || option.name === 'externalIdField');
+			: externalIdOptions.filter(
+					(option) => operation === 'upsert' || option.name === 'externalIdField',
+				);
 	return [
 		{
 			displayName: `${WHAT_IS_READ[operation]} The parameters below are read once for all items.`,
@@ -138,12 +148,21 @@ const keyList = (value: unknown) =>
  * The Map Automatically parameters, read once per execution (item 0). External ID Field and UID Namespace come from
  * `idOptions` when the operation keeps them elsewhere (Sync Backlog's Sync Options).
  */
-export function readAutoMapSettings(ctx: IExecuteFunctions, idOptions?: IDataObject): AutoMapSettings {
+export function readAutoMapSettings(
+	ctx: IExecuteFunctions,
+	idOptions?: IDataObject,
+): AutoMapSettings {
 	const options = ctx.getNodeParameter('autoMapOptions', 0, {}) as IDataObject;
 	const ids = idOptions ?? options;
 	const externalIdKey = String(options.externalIdKey ?? DEFAULT_EXTERNAL_ID_KEY).trim();
 	if (externalIdKey === '' || externalIdKey === 'title' || externalIdKey === 'url') {
-		throw invalidParameter(ctx, 0, 'External ID Key', `cannot be ${externalIdKey === '' ? 'empty' : `"${externalIdKey}"`}`, 'Name the key of the input items that holds the ticket ID, e.g. id.');
+		throw invalidParameter(
+			ctx,
+			0,
+			'External ID Key',
+			`cannot be ${externalIdKey === '' ? 'empty' : `"${externalIdKey}"`}`,
+			'Name the key of the input items that holds the ticket ID, e.g. id.',
+		);
 	}
 	const only = keyList(options.onlyKeys);
 	return {
@@ -163,14 +182,21 @@ export interface MappedItem {
 	fields: IDataObject;
 }
 
-const MAPPING_HINT = 'Map Automatically reads the keys of each input item as they are: rename or convert the key first (e.g. with an Edit Fields node), add it to Keys to Ignore, or use Define Below.';
+const MAPPING_HINT =
+	'Map Automatically reads the keys of each input item as they are: rename or convert the key first (e.g. with an Edit Fields node), add it to Keys to Ignore, or use Define Below.';
 
 /** Text or a finite number, as text; '' for missing (undefined, null, ''). */
 function textOf(ctx: IExecuteFunctions, itemIndex: number, key: string, value: unknown): string {
 	if (value === undefined || value === null) return '';
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-	throw invalidParameter(ctx, itemIndex, key, `must be text or a number, but the input item holds ${describeKind(value)}`, MAPPING_HINT);
+	throw invalidParameter(
+		ctx,
+		itemIndex,
+		key,
+		`must be text or a number, but the input item holds ${describeKind(value)}`,
+		MAPPING_HINT,
+	);
 }
 
 /** Strings this short cannot exceed MAX_VALUE_BYTES in UTF-8 (at most 3 bytes per UTF-16 unit): no need to count. */
@@ -181,7 +207,12 @@ const SHORT_STRING = Math.floor(MAX_VALUE_BYTES / 3);
  * text is needed, a uid a UUID, no value over 1 MB); objects and arrays as custom fields only when allowed.
  * No copy of the item: values are taken over as they are (the request body is serialised, never changed).
  */
-export function mapItem(ctx: IExecuteFunctions, settings: AutoMapSettings, itemIndex: number, json: IDataObject): MappedItem {
+export function mapItem(
+	ctx: IExecuteFunctions,
+	settings: AutoMapSettings,
+	itemIndex: number,
+	json: IDataObject,
+): MappedItem {
 	const fields: IDataObject = {};
 	let title = '';
 	let url = '';
@@ -197,25 +228,49 @@ export function mapItem(ctx: IExecuteFunctions, settings: AutoMapSettings, itemI
 		} else if (key === 'url') {
 			url = textOf(ctx, itemIndex, key, value);
 		} else if (key === 'uid') {
-			if (value !== undefined && value !== null && value !== '') uid = requireUuid(ctx, itemIndex, 'uid', value);
+			if (value !== undefined && value !== null && value !== '')
+				uid = requireUuid(ctx, itemIndex, 'uid', value);
 		} else if (!settings.only || settings.only.has(key)) {
 			if (value === undefined) continue;
-			if (key === '' || FIELD_NAMES_N8N_DROPS.has(key)) requireFieldName(ctx, itemIndex, key, key, MAPPING_HINT);
+			if (key === '' || FIELD_NAMES_N8N_DROPS.has(key))
+				requireFieldName(ctx, itemIndex, key, key, MAPPING_HINT);
 			if (value !== null && typeof value === 'object') {
 				if (!settings.allowNested) {
-					throw invalidParameter(ctx, itemIndex, key, `holds ${describeKind(value)}; custom fields take text, numbers, booleans and null unless Allow Nested Values is on`, MAPPING_HINT);
+					throw invalidParameter(
+						ctx,
+						itemIndex,
+						key,
+						`holds ${describeKind(value)}; custom fields take text, numbers, booleans and null unless Allow Nested Values is on`,
+						MAPPING_HINT,
+					);
 				}
 				checkSize(ctx, itemIndex, `fields.${key}`, value);
 			} else if (typeof value === 'string') {
 				if (value.length > SHORT_STRING) checkSize(ctx, itemIndex, `fields.${key}`, value);
-			} else if (typeof value === 'number' ? !Number.isFinite(value) : typeof value !== 'boolean' && value !== null) {
-				throw invalidParameter(ctx, itemIndex, key, `holds ${describeKind(value)}, which JSON cannot carry`, MAPPING_HINT);
+			} else if (
+				typeof value === 'number'
+					? !Number.isFinite(value)
+					: typeof value !== 'boolean' && value !== null
+			) {
+				throw invalidParameter(
+					ctx,
+					itemIndex,
+					key,
+					`holds ${describeKind(value)}, which JSON cannot carry`,
+					MAPPING_HINT,
+				);
 			}
 			fields[key] = value;
 		}
 	}
 	if (!title) {
-		throw invalidParameter(ctx, itemIndex, 'title', 'is missing or empty; every task needs a title (fields.title)', MAPPING_HINT);
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			'title',
+			'is missing or empty; every task needs a title (fields.title)',
+			MAPPING_HINT,
+		);
 	}
 	if (title.length > SHORT_STRING) checkSize(ctx, itemIndex, 'fields.title', title);
 	fields.title = title;

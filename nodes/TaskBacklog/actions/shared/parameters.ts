@@ -34,7 +34,12 @@ export function describeKind(value: unknown): string {
  * an array, a boolean, NaN or Infinity would otherwise become "[object Object]", "a,b", "true" or "NaN", the same
  * for every item. Empty (undefined, null, '') is returned as ''; the caller decides whether that is allowed.
  */
-export function requireText(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): string {
+export function requireText(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): string {
 	if (value === undefined || value === null) return '';
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -52,7 +57,12 @@ export function requireText(ctx: IExecuteFunctions, itemIndex: number, parameter
  * field, since an expression that resolves to nothing (a key typo such as {{ $json.id }} on {"ID": ...}) must never
  * become the text "undefined" or an empty identity. Returns the text trimmed.
  */
-export function requiredText(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): string {
+export function requiredText(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): string {
 	const text = requireText(ctx, itemIndex, parameter, value).trim();
 	if (text === '') {
 		const resolved = value === undefined ? 'undefined' : value === null ? 'null' : 'empty text';
@@ -73,9 +83,16 @@ export function requiredText(ctx: IExecuteFunctions, itemIndex: number, paramete
  */
 export const FIELD_NAMES_N8N_DROPS = new Set(['__proto__', 'constructor', 'prototype']);
 
-export function requireFieldName(ctx: IExecuteFunctions, itemIndex: number, parameter: string, name: unknown, hint?: string): string {
+export function requireFieldName(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	name: unknown,
+	hint?: string,
+): string {
 	const key = requireText(ctx, itemIndex, parameter, name).trim();
-	if (key === '') throw invalidParameter(ctx, itemIndex, parameter, 'has a custom field without a name', hint);
+	if (key === '')
+		throw invalidParameter(ctx, itemIndex, parameter, 'has a custom field without a name', hint);
 	if (FIELD_NAMES_N8N_DROPS.has(key)) {
 		throw invalidParameter(
 			ctx,
@@ -115,40 +132,78 @@ export function requireUuid(
 }
 
 /** The uid of a task chosen with a resource locator (by ID, by URL or from the list). */
-export function taskUid(ctx: IExecuteFunctions, itemIndex: number, name = 'task', label = 'Task'): string {
+export function taskUid(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	name = 'task',
+	label = 'Task',
+): string {
 	const value = ctx.getNodeParameter(name, itemIndex, '', { extractValue: true });
 	return requireUuid(ctx, itemIndex, label, value);
 }
 
 /** n8n hands a JSON parameter over as text or already parsed. */
-function parseJson(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): unknown {
+function parseJson(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): unknown {
 	if (typeof value !== 'string') return value;
 	try {
 		return JSON.parse(value);
 	} catch (error) {
-		throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			`is not valid JSON (${(error as Error).message})`,
+		);
 	}
 }
 
 /** A JSON parameter that must hold an object. */
-export function jsonObject(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): IDataObject {
+export function jsonObject(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): IDataObject {
 	if (value === undefined || value === null || value === '') return {};
 	const parsed = parseJson(ctx, itemIndex, parameter, value);
 	if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
-		throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON object, e.g. {"ticket_id": "1042"}');
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			parameter,
+			'must be a JSON object, e.g. {"ticket_id": "1042"}',
+		);
 	}
 	return parsed as IDataObject;
 }
 
-export function jsonArray(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown): IDataObject[] {
+export function jsonArray(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+): IDataObject[] {
 	const parsed = parseJson(ctx, itemIndex, parameter, value);
-	if (!Array.isArray(parsed)) throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON array');
+	if (!Array.isArray(parsed))
+		throw invalidParameter(ctx, itemIndex, parameter, 'must be a JSON array');
 	return parsed as IDataObject[];
 }
 
 /** Refuses values the service would have to carry for every read of the task (see MAX_VALUE_BYTES). */
-export function checkSize(ctx: IExecuteFunctions, itemIndex: number, parameter: string, value: unknown) {
-	const bytes = Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value ?? null));
+export function checkSize(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	parameter: string,
+	value: unknown,
+) {
+	const bytes = Buffer.byteLength(
+		typeof value === 'string' ? value : JSON.stringify(value ?? null),
+	);
 	if (bytes > MAX_VALUE_BYTES) {
 		throw invalidParameter(
 			ctx,

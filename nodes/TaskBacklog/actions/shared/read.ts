@@ -9,16 +9,27 @@ export const PAGE_SIZE = 100;
 export function maxResults(ctx: IExecuteFunctions, itemIndex: number): number | undefined {
 	if (ctx.getNodeParameter('returnAll', itemIndex, false)) return undefined;
 	const limit = Number(ctx.getNodeParameter('limit', itemIndex, 50));
-	if (!Number.isInteger(limit) || limit < 1) throw invalidParameter(ctx, itemIndex, 'Limit', 'must be a whole number of at least 1');
+	if (!Number.isInteger(limit) || limit < 1)
+		throw invalidParameter(ctx, itemIndex, 'Limit', 'must be a whole number of at least 1');
 	return limit;
 }
 
-export function checkExpand(ctx: IExecuteFunctions, itemIndex: number, value: unknown, allowed: string[]): string[] {
+export function checkExpand(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	value: unknown,
+	allowed: string[],
+): string[] {
 	const list = Array.isArray(value) ? value : String(value ?? '').split(',');
 	const expand = list.map((entry) => String(entry).trim()).filter((entry) => entry !== '');
 	const unknown = expand.filter((entry) => !allowed.includes(entry));
 	if (unknown.length > 0) {
-		throw invalidParameter(ctx, itemIndex, 'Expand', `has unknown value(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+		throw invalidParameter(
+			ctx,
+			itemIndex,
+			'Expand',
+			`has unknown value(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`,
+		);
 	}
 	return expand;
 }

@@ -20,7 +20,8 @@ function storedValue(parameters: INodeParameters, name: string): unknown {
 	return current;
 }
 
-const copy = <T>(value: T): T => (value && typeof value === 'object' ? (deepCopy(value as object) as T) : value);
+const copy = <T>(value: T): T =>
+	value && typeof value === 'object' ? (deepCopy(value as object) as T) : value;
 
 /**
  * The same execution context, whose getNodeParameter evaluates a parameter once per execution when its stored
@@ -35,27 +36,40 @@ export function parametersReadOnce(ctx: IExecuteFunctions): IExecuteFunctions {
 	let memoItem = -1;
 	const perItem = new Map<string, unknown>();
 
-	const read = (name: string, itemIndex: number, fallbackValue?: unknown, options?: IGetNodeParameterOptions): unknown => {
+	const read = (
+		name: string,
+		itemIndex: number,
+		fallbackValue?: unknown,
+		options?: IGetNodeParameterOptions,
+	): unknown => {
 		const value = storedValue(stored, name);
 		// Absent parameters (n8n answers with the fallback) and unusual options go to n8n as they are.
-		if (value === undefined || (options && Object.keys(options).some((key) => key !== 'extractValue' && key !== 'ensureType'))) {
+		if (
+			value === undefined ||
+			(options &&
+				Object.keys(options).some((key) => key !== 'extractValue' && key !== 'ensureType'))
+		) {
 			return ctx.getNodeParameter(name, itemIndex, fallbackValue, options);
 		}
 		const key = options ? `${name}\u0000${JSON.stringify(options)}` : name;
 		if (!constant.has(name)) constant.set(name, !hasExpression(value));
 		if (constant.get(name)) {
-			if (!once.has(key)) once.set(key, ctx.getNodeParameter(name, itemIndex, fallbackValue, options));
+			if (!once.has(key))
+				once.set(key, ctx.getNodeParameter(name, itemIndex, fallbackValue, options));
 			return copy(once.get(key));
 		}
 		if (memoItem !== itemIndex) {
 			memoItem = itemIndex;
 			perItem.clear();
 		}
-		if (!perItem.has(key)) perItem.set(key, ctx.getNodeParameter(name, itemIndex, fallbackValue, options));
+		if (!perItem.has(key))
+			perItem.set(key, ctx.getNodeParameter(name, itemIndex, fallbackValue, options));
 		return copy(perItem.get(key));
 	};
 
 	const view = Object.create(ctx) as IExecuteFunctions;
-	Object.defineProperty(view, 'getNodeParameter', { value: read as IExecuteFunctions['getNodeParameter'] });
+	Object.defineProperty(view, 'getNodeParameter', {
+		value: read as IExecuteFunctions['getNodeParameter'],
+	});
 	return view;
 }

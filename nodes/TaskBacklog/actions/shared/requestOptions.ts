@@ -47,7 +47,8 @@ export const requestOptionsProperty = (batchedOperations: string[]): INodeProper
 			type: 'number',
 			typeOptions: { minValue: 0 },
 			default: 2000,
-			description: 'First wait before a retry; it doubles with each attempt, up to 15 seconds. A Retry-After header from the service wins.',
+			description:
+				'First wait before a retry; it doubles with each attempt, up to 15 seconds. A Retry-After header from the service wins.',
 		},
 	],
 });
@@ -70,12 +71,20 @@ function optionNumber(
 	rule: string,
 ): number {
 	if (value === undefined || value === null || value === '') return fallback;
-	const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+	const number =
+		typeof value === 'number'
+			? value
+			: typeof value === 'string' && value.trim() !== ''
+				? Number(value)
+				: NaN;
 	if (valid(number)) return number;
 	throw new NodeOperationError(
 		ctx.getNode(),
 		`Item 0: Request Options › ${name} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
-		{ itemIndex: 0, description: `Set ${name} under Request Options to ${rule} (the expression is read for the first item).` },
+		{
+			itemIndex: 0,
+			description: `Set ${name} under Request Options to ${rule} (the expression is read for the first item).`,
+		},
 	);
 }
 

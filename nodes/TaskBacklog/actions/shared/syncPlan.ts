@@ -11,7 +11,8 @@ import { taskInputReader } from './taskInput';
 export const DEFAULT_MAX_CLOSE_SHARE = 20;
 export const DEFAULT_CLOSE_ALLOWANCE = 10;
 
-export type Action = 'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate';
+export type Action =
+	'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate';
 
 export interface Step {
 	action: Action;
@@ -35,7 +36,12 @@ export interface Ticket {
  * even with Continue On Fail: skipping a bad one would close its task. The same external ID twice: the later item's
  * values are applied, and the earlier item's row says so.
  */
-export function readTickets(ctx: IExecuteFunctions, itemIndexes: number[], source: Source, options: IDataObject) {
+export function readTickets(
+	ctx: IExecuteFunctions,
+	itemIndexes: number[],
+	source: Source,
+	options: IDataObject,
+) {
 	const readTask = taskInputReader(parametersReadOnce(ctx), 'syncBacklog', options);
 	const tickets = new Map<string, Ticket>();
 	const duplicates: Step[] = [];
@@ -44,7 +50,14 @@ export function readTickets(ctx: IExecuteFunctions, itemIndexes: number[], sourc
 		fields[source.field] = source.value;
 		const earlier = tickets.get(uid!);
 		if (earlier) {
-			duplicates.push({ action: 'duplicate', uid: uid!, externalId: earlier.externalId, itemIndex: earlier.itemIndex, body: {}, supersededBy: itemIndex });
+			duplicates.push({
+				action: 'duplicate',
+				uid: uid!,
+				externalId: earlier.externalId,
+				itemIndex: earlier.itemIndex,
+				body: {},
+				supersededBy: itemIndex,
+			});
 			tickets.delete(uid!);
 		}
 		tickets.set(uid!, { uid: uid!, externalId: externalId!, fields, itemIndex });
@@ -80,12 +93,22 @@ export function stepFor(ticket: Ticket, task: IDataObject | undefined): Step {
 }
 
 /** The open tasks of the source whose tickets are not in the input: each is closed (status DONE, never deleted). */
-export function closesFor(open: IDataObject[], tickets: Map<string, Ticket>, externalIdField: string): Step[] {
+export function closesFor(
+	open: IDataObject[],
+	tickets: Map<string, Ticket>,
+	externalIdField: string,
+): Step[] {
 	return open
 		.filter((task) => !tickets.has(String(task.uid).toLowerCase()))
 		.map((task) => {
-			const externalId = ((task.fields ?? {}) as IDataObject)[externalIdField] as string | undefined;
-			return { action: 'close', uid: String(task.uid).toLowerCase(), externalId, body: { status: 'DONE' } };
+			const externalId = ((task.fields ?? {}) as IDataObject)[externalIdField] as
+				string | undefined;
+			return {
+				action: 'close',
+				uid: String(task.uid).toLowerCase(),
+				externalId,
+				body: { status: 'DONE' },
+			};
 		});
 }
 
@@ -94,14 +117,35 @@ export function closesFor(open: IDataObject[], tickets: Map<string, Ticket>, ext
  * the source's open tasks is most likely a short input (a key typo, an input cut to its first page, a filter gone
  * wrong), which looks exactly like many closed tickets. The message says how many, which, and how to allow it.
  */
-export function closeGuard(ctx: IExecuteFunctions, options: IDataObject, closes: Step[], open: number, source: Source): string | undefined {
-	const allowance = limitOption(ctx, options.closeAllowance, DEFAULT_CLOSE_ALLOWANCE, 'Always Allow Closing Up To', Infinity);
-	const maxShare = limitOption(ctx, options.maxCloseShare, DEFAULT_MAX_CLOSE_SHARE, 'Max Share to Close (%)', 100);
-	if (maxShare >= 100 || closes.length <= Math.max(allowance, Math.floor((open * maxShare) / 100))) return undefined;
+export function closeGuard(
+	ctx: IExecuteFunctions,
+	options: IDataObject,
+	closes: Step[],
+	open: number,
+	source: Source,
+): string | undefined {
+	const allowance = limitOption(
+		ctx,
+		options.closeAllowance,
+		DEFAULT_CLOSE_ALLOWANCE,
+		'Always Allow Closing Up To',
+		Infinity,
+	);
+	const maxShare = limitOption(
+		ctx,
+		options.maxCloseShare,
+		DEFAULT_MAX_CLOSE_SHARE,
+		'Max Share to Close (%)',
+		100,
+	);
+	if (maxShare >= 100 || closes.length <= Math.max(allowance, Math.floor((open * maxShare) / 100)))
+		return undefined;
 	const share = Math.round((closes.length / Math.max(open, 1)) * 100);
 	const some = closes
 		.slice(0, 5)
-		.map((step) => (step.externalId !== undefined ? `external ID ${String(step.externalId)}` : `task ${step.uid}`))
+		.map((step) =>
+			step.externalId !== undefined ? `external ID ${String(step.externalId)}` : `task ${step.uid}`,
+		)
 		.join(', ');
 	return (
 		`Sync Backlog would close ${closes.length} of the ${open} open tasks of source "${source.value}" (${share}%), more than ` +
@@ -113,11 +157,28 @@ export function closeGuard(ctx: IExecuteFunctions, options: IDataObject, closes:
 export const GUARD_HINT =
 	'Usually the input is short: an External ID expression that finds nothing, an upstream node that returned only its first page, a filter gone wrong. Check the input with Dry Run. If these tickets really are closed, raise Sync Options › Max Share to Close (%) (100 turns the guard off) for this run.';
 
-function limitOption(ctx: IExecuteFunctions, value: unknown, fallback: number, name: string, max: number): number {
+function limitOption(
+	ctx: IExecuteFunctions,
+	value: unknown,
+	fallback: number,
+	name: string,
+	max: number,
+): number {
 	if (value === undefined || value === '') return fallback;
 	const number = typeof value === 'number' ? value : Number(value);
-	if (typeof value === 'boolean' || value === null || !Number.isFinite(number) || number < 0 || number > max) {
-		throw invalidParameter(ctx, 0, name, `must be a number from 0${max === Infinity ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`);
+	if (
+		typeof value === 'boolean' ||
+		value === null ||
+		!Number.isFinite(number) ||
+		number < 0 ||
+		number > max
+	) {
+		throw invalidParameter(
+			ctx,
+			0,
+			name,
+			`must be a number from 0${max === Infinity ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`,
+		);
 	}
 	return number;
 }

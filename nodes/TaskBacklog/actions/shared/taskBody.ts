@@ -1,7 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { customFieldRows, statusOptions } from '../../../shared/tasks/fields';
-import { checkSize, invalidParameter, jsonObject, requiredText, requireFieldName, requireText, requireUuid } from './parameters';
+import {
+	checkSize,
+	invalidParameter,
+	jsonObject,
+	requiredText,
+	requireFieldName,
+	requireText,
+	requireUuid,
+} from './parameters';
 
 type Kind = 'uid' | 'uids' | 'dateTime' | 'status' | 'statusGlobal' | 'boolean' | 'string' | 'json';
 
@@ -26,17 +34,42 @@ const WRITABLE: Array<[name: string, displayName: string, kind: Kind, descriptio
 	['assigned_at', 'Assigned At', 'dateTime', 'When the task was assigned'],
 	['started_at', 'Started At', 'dateTime', 'When work on the task started'],
 	['done_at', 'Done At', 'dateTime', 'When the task was done'],
-	['assignee_updated_by', 'Assignee Updated By', 'uid', 'UID of the user who last changed the assignee'],
+	[
+		'assignee_updated_by',
+		'Assignee Updated By',
+		'uid',
+		'UID of the user who last changed the assignee',
+	],
 	['queue_updated_by', 'Queue Updated By', 'uid', 'UID of the user who last changed the queue'],
 	['is_assigned_player', 'Is Assigned Player', 'boolean', 'Whether the assignee is a player'],
 	['external_status', 'External Status', 'status', 'Status of the matching ticket in your system'],
-	['external_created_at', 'External Created At', 'dateTime', 'When the matching ticket was created'],
-	['external_updated_at', 'External Updated At', 'dateTime', 'When the matching ticket was last updated'],
-	['external_status_updated_at', 'External Status Updated At', 'dateTime', 'When the status of the matching ticket changed'],
+	[
+		'external_created_at',
+		'External Created At',
+		'dateTime',
+		'When the matching ticket was created',
+	],
+	[
+		'external_updated_at',
+		'External Updated At',
+		'dateTime',
+		'When the matching ticket was last updated',
+	],
+	[
+		'external_status_updated_at',
+		'External Status Updated At',
+		'dateTime',
+		'When the status of the matching ticket changed',
+	],
 	['external_assignee_uid', 'External Assignee UID', 'uid', 'UID of the assignee in your system'],
 ];
 
-function propertyFor([name, displayName, kind, description]: (typeof WRITABLE)[number]): INodeProperties {
+function propertyFor([
+	name,
+	displayName,
+	kind,
+	description,
+]: (typeof WRITABLE)[number]): INodeProperties {
 	const base = { displayName, name, description };
 	switch (kind) {
 		case 'status':
@@ -58,7 +91,12 @@ function propertyFor([name, displayName, kind, description]: (typeof WRITABLE)[n
 		case 'json':
 			return { ...base, type: 'json', default: '{}' };
 		case 'uid':
-			return { ...base, type: 'string', default: '', placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a' };
+			return {
+				...base,
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a',
+			};
 		default:
 			return { ...base, type: 'string', default: '' };
 	}
@@ -78,7 +116,9 @@ export function taskPropertiesCollection(
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		options: [...extra, ...WRITABLE.map(propertyFor)].sort((a, b) => a.displayName.localeCompare(b.displayName)),
+		options: [...extra, ...WRITABLE.map(propertyFor)].sort((a, b) =>
+			a.displayName.localeCompare(b.displayName),
+		),
 	};
 }
 
@@ -111,7 +151,8 @@ export function customFieldsProperties(): INodeProperties[] {
 			displayName: 'Custom Fields',
 			name: 'customFields',
 			placeholder: 'Add Custom Field',
-			description: "Keys of the task's fields object, such as ticket_id. Rows win over the JSON below.",
+			description:
+				"Keys of the task's fields object, such as ticket_id. Rows win over the JSON below.",
 		}),
 		{
 			displayName: 'Custom Fields (JSON)',
@@ -129,29 +170,44 @@ export function readFields(
 	itemIndex: number,
 	given: { title?: unknown; url?: unknown },
 ): IDataObject {
-	const json = jsonObject(ctx, itemIndex, 'Custom Fields (JSON)', ctx.getNodeParameter('customFieldsJson', itemIndex, '{}'));
+	const json = jsonObject(
+		ctx,
+		itemIndex,
+		'Custom Fields (JSON)',
+		ctx.getNodeParameter('customFieldsJson', itemIndex, '{}'),
+	);
 	const fields: IDataObject = {};
-	for (const key of Object.keys(json)) fields[requireFieldName(ctx, itemIndex, 'Custom Fields (JSON)', key)] = json[key];
-	const rows = ctx.getNodeParameter('customFields.field', itemIndex, []) as Array<{ name: string; value: unknown }>;
+	for (const key of Object.keys(json))
+		fields[requireFieldName(ctx, itemIndex, 'Custom Fields (JSON)', key)] = json[key];
+	const rows = ctx.getNodeParameter('customFields.field', itemIndex, []) as Array<{
+		name: string;
+		value: unknown;
+	}>;
 	for (const { name, value } of rows) {
 		fields[requireFieldName(ctx, itemIndex, 'Custom Fields', name)] = value as IDataObject[string];
 	}
 	if (given.title !== undefined) fields.title = requireText(ctx, itemIndex, 'Title', given.title);
 	const url = requireText(ctx, itemIndex, 'URL', given.url);
 	if (url !== '') fields.url = url;
-	for (const [key, value] of Object.entries(fields)) checkSize(ctx, itemIndex, `fields.${key}`, value);
+	for (const [key, value] of Object.entries(fields))
+		checkSize(ctx, itemIndex, `fields.${key}`, value);
 	return fields;
 }
 
 /** Turns the collection's values into body properties of the right types, refusing what the service would. */
-export function readTaskProperties(ctx: IExecuteFunctions, itemIndex: number, values: IDataObject): IDataObject {
+export function readTaskProperties(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	values: IDataObject,
+): IDataObject {
 	const body: IDataObject = {};
 	for (const [name, value] of Object.entries(values)) {
 		const property = KIND.get(name);
 		if (!property) continue;
 		const { displayName, kind } = property;
 		if (kind === 'uid') {
-			body[name] = value === '' || value === null ? null : requireUuid(ctx, itemIndex, displayName, value);
+			body[name] =
+				value === '' || value === null ? null : requireUuid(ctx, itemIndex, displayName, value);
 		} else if (kind === 'uids') {
 			const list = Array.isArray(value) ? value : String(value ?? '').split(',');
 			body[name] = list
@@ -164,7 +220,13 @@ export function readTaskProperties(ctx: IExecuteFunctions, itemIndex: number, va
 				continue;
 			}
 			const time = Date.parse(String(value));
-			if (Number.isNaN(time)) throw invalidParameter(ctx, itemIndex, displayName, `is not a date and time: ${JSON.stringify(value)}`);
+			if (Number.isNaN(time))
+				throw invalidParameter(
+					ctx,
+					itemIndex,
+					displayName,
+					`is not a date and time: ${JSON.stringify(value)}`,
+				);
 			body[name] = new Date(time).toISOString();
 		} else if (kind === 'json') {
 			body[name] = jsonObject(ctx, itemIndex, displayName, value);

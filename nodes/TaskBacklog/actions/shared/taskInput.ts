@@ -23,7 +23,8 @@ export interface TaskInput {
 /** Whether the stored parameter holds an expression (n8n: a string starting with "="). */
 function isExpression(ctx: IExecuteFunctions, path: string[]): boolean {
 	let value: unknown = ctx.getNode().parameters;
-	for (const key of path) value = value && typeof value === 'object' ? (value as IDataObject)[key] : undefined;
+	for (const key of path)
+		value = value && typeof value === 'object' ? (value as IDataObject)[key] : undefined;
 	return typeof value === 'string' && value.startsWith('=');
 }
 
@@ -40,15 +41,27 @@ function definedIdentity(
 ): { uid?: string; externalId?: string; options?: IdentityOptions } {
 	if (operation === 'create') {
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-		const given = isExpression(ctx, ['additionalFields', 'uid']) || (additional.uid !== undefined && additional.uid !== '');
+		const given =
+			isExpression(ctx, ['additionalFields', 'uid']) ||
+			(additional.uid !== undefined && additional.uid !== '');
 		return { uid: given ? requireUuid(ctx, itemIndex, 'UID', additional.uid) : undefined };
 	}
 	if (operation === 'upsert' && ctx.getNodeParameter('identifyBy', itemIndex) === 'uid') {
 		return { uid: requireUuid(ctx, itemIndex, 'UID', ctx.getNodeParameter('uid', itemIndex)) };
 	}
-	const externalId = requiredText(ctx, itemIndex, 'External ID', ctx.getNodeParameter('externalId', itemIndex, ''));
+	const externalId = requiredText(
+		ctx,
+		itemIndex,
+		'External ID',
+		ctx.getNodeParameter('externalId', itemIndex, ''),
+	);
 	const options =
-		syncOptions ?? readIdentityOptions(ctx, itemIndex, ctx.getNodeParameter('externalIdOptions', itemIndex, {}) as IDataObject);
+		syncOptions ??
+		readIdentityOptions(
+			ctx,
+			itemIndex,
+			ctx.getNodeParameter('externalIdOptions', itemIndex, {}) as IDataObject,
+		);
 	return { uid: uidOfExternalId(externalId, options), externalId, options };
 }
 
@@ -68,7 +81,8 @@ export function taskInputReader(
 		const items = ctx.getInputData();
 		return (itemIndex) => {
 			const item = mapItem(ctx, settings, itemIndex, items[itemIndex].json);
-			const needsExternalId = operation === 'syncBacklog' || (operation === 'upsert' && item.uid === undefined);
+			const needsExternalId =
+				operation === 'syncBacklog' || (operation === 'upsert' && item.uid === undefined);
 			if (item.externalId === undefined && needsExternalId) {
 				const why =
 					operation === 'syncBacklog'
@@ -83,7 +97,10 @@ export function taskInputReader(
 				);
 			}
 			if (item.externalId !== undefined) item.fields[settings.externalIdField] = item.externalId;
-			const derived = operation !== 'create' && item.externalId !== undefined ? uidOfExternalId(item.externalId, settings) : undefined;
+			const derived =
+				operation !== 'create' && item.externalId !== undefined
+					? uidOfExternalId(item.externalId, settings)
+					: undefined;
 			return { uid: item.uid ?? derived, externalId: item.externalId, fields: item.fields };
 		};
 	}
@@ -91,8 +108,12 @@ export function taskInputReader(
 	return (itemIndex) => {
 		const identity = definedIdentity(ctx, operation, itemIndex, syncIdentity);
 		const title = requireTitle(ctx, itemIndex, ctx.getNodeParameter('title', itemIndex));
-		const fields = readFields(ctx, itemIndex, { title, url: ctx.getNodeParameter('url', itemIndex, '') });
-		if (identity.externalId !== undefined) fields[identity.options!.externalIdField] = identity.externalId;
+		const fields = readFields(ctx, itemIndex, {
+			title,
+			url: ctx.getNodeParameter('url', itemIndex, ''),
+		});
+		if (identity.externalId !== undefined)
+			fields[identity.options!.externalIdField] = identity.externalId;
 		return { uid: identity.uid, externalId: identity.externalId, fields };
 	};
 }

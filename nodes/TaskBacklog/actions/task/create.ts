@@ -4,12 +4,15 @@ import { DEFAULT_EXTERNAL_ID_NAMESPACE, randomUid, uuidV5 } from '../../../share
 import { forOperation } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
-import { readTaskProperties, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
+import {
+	readTaskProperties,
+	taskContentProperties,
+	taskPropertiesCollection,
+} from '../shared/taskBody';
 import { taskInputReader } from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
-
 
 /** UUID v5 of "n8n-nodes-task-backlog:create" in the package's namespace: keeps create uids apart from external-id ones. */
 const CREATE_UID_NAMESPACE = uuidV5('n8n-nodes-task-backlog:create', DEFAULT_EXTERNAL_ID_NAMESPACE);
@@ -17,9 +20,7 @@ const CREATE_UID_NAMESPACE = uuidV5('n8n-nodes-task-backlog:create', DEFAULT_EXT
 export const description = forOperation('task', 'create', [
 	inputDataProperty(),
 	...autoMapProperties('create'),
-	...defineOnly([
-		...taskContentProperties(),
-	]),
+	...defineOnly([...taskContentProperties()]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields', [
 		{
 			displayName: 'UID',

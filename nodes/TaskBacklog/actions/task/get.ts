@@ -18,6 +18,11 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
-	const task = await client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, qs: expandQuery(expand), itemIndex });
+	const task = await client.request<IDataObject>({
+		method: 'GET',
+		path: `/tasks/${uid}`,
+		qs: expandQuery(expand),
+		itemIndex,
+	});
 	return [simplify ? { ...simplifyTask(task), ...pick(task, expand) } : task];
 }

@@ -4,11 +4,22 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
 import { invalidParameter } from '../shared/parameters';
-import { expandOptions, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
+import {
+	expandOptions,
+	forOperation,
+	returnAllAndLimit,
+	simplifyProperty,
+} from '../shared/descriptions';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { pick, simplifyTask } from '../shared/simplify';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
-import { customFieldQuery, needsTaskQuery, taskFilterOptions, taskMatcher, taskQueryCondition } from '../../../shared/tasks/filters';
+import {
+	customFieldQuery,
+	needsTaskQuery,
+	taskFilterOptions,
+	taskMatcher,
+	taskQueryCondition,
+} from '../../../shared/tasks/filters';
 
 export const description = forOperation('task', 'getAll', [
 	...returnAllAndLimit(),
@@ -19,24 +30,27 @@ export const description = forOperation('task', 'getAll', [
 		type: 'collection',
 		placeholder: 'Add Filter',
 		default: {},
-		options: ([
-			...taskFilterOptions,
-			{
-				displayName: 'Search',
-				name: 'search',
-				type: 'string',
-				default: '',
-				description:
-					'Full-text search (query parameter search; the spec does not name it, so when nothing is found the node checks that the service searches at all). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
-			},
-			{
-				displayName: 'Updated After',
-				name: 'updated_at_after',
-				type: 'dateTime',
-				default: '',
-				description: 'Only tasks updated after this time (a condition on updated_at of POST /tasks/query)',
-			},
-		] as INodeProperties[]).sort((a, b) => a.displayName.localeCompare(b.displayName)),
+		options: (
+			[
+				...taskFilterOptions,
+				{
+					displayName: 'Search',
+					name: 'search',
+					type: 'string',
+					default: '',
+					description:
+						'Full-text search (query parameter search; the spec does not name it, so when nothing is found the node checks that the service searches at all). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
+				},
+				{
+					displayName: 'Updated After',
+					name: 'updated_at_after',
+					type: 'dateTime',
+					default: '',
+					description:
+						'Only tasks updated after this time (a condition on updated_at of POST /tasks/query)',
+				},
+			] as INodeProperties[]
+		).sort((a, b) => a.displayName.localeCompare(b.displayName)),
 	},
 	expandOptions(TASK_EXPAND),
 ]);
@@ -52,30 +66,55 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
-	const updatedAfter = filters.updated_at_after ? new Date(String(filters.updated_at_after)) : undefined;
+	const updatedAfter = filters.updated_at_after
+		? new Date(String(filters.updated_at_after))
+		: undefined;
 	if (updatedAfter && Number.isNaN(updatedAfter.getTime())) {
-		throw invalidParameter(this, itemIndex, 'Updated After', `is not a date and time: ${JSON.stringify(filters.updated_at_after)}`);
+		throw invalidParameter(
+			this,
+			itemIndex,
+			'Updated After',
+			`is not a date and time: ${JSON.stringify(filters.updated_at_after)}`,
+		);
 	}
 	const matches = taskMatcher(filters);
-	const newEnough = (task: IDataObject) => !updatedAfter || Date.parse(String(task.updated_at)) > updatedAfter.getTime();
+	const newEnough = (task: IDataObject) =>
+		!updatedAfter || Date.parse(String(task.updated_at)) > updatedAfter.getTime();
 	let tasks: IDataObject[];
 	if (!filters.search && (needsTaskQuery(filters) || updatedAfter)) {
-		const extra = updatedAfter ? [{ field: 'updated_at', operator: '>', value: updatedAfter.toISOString() }] : [];
-		const body: IDataObject = { condition: taskQueryCondition(this.getNode(), filters, undefined, extra) };
+		const extra = updatedAfter
+			? [{ field: 'updated_at', operator: '>', value: updatedAfter.toISOString() }]
+			: [];
+		const body: IDataObject = {
+			condition: taskQueryCondition(this.getNode(), filters, undefined, extra),
+		};
 		if (expand.length > 0) body.expand = expand;
-		tasks = await queryTasks(client, { body, archived: filters.archived === true, maxItems: max, itemIndex });
+		tasks = await queryTasks(client, {
+			body,
+			archived: filters.archived === true,
+			maxItems: max,
+			itemIndex,
+		});
 		tasks = tasks.filter((task) => matches(task) && newEnough(task));
 	} else {
-		const qs: IDataObject = { ...customFieldQuery(this.getNode(), filters), ...expandQuery(expand) };
+		const qs: IDataObject = {
+			...customFieldQuery(this.getNode(), filters),
+			...expandQuery(expand),
+		};
 		if (filters.search) qs.search = filters.search;
 		if (filters.archived === true) qs.archived = true;
 		tasks = [];
-		for await (const page of client.pages({ method: 'GET', path: '/tasks', qs, itemIndex }, PAGE_SIZE, filters.search ? Infinity : max)) {
+		for await (const page of client.pages(
+			{ method: 'GET', path: '/tasks', qs, itemIndex },
+			PAGE_SIZE,
+			filters.search ? Infinity : max,
+		)) {
 			tasks.push(...page.filter((task) => matches(task) && newEnough(task)));
 			if (tasks.length >= max) break;
 		}
 		tasks = tasks.slice(0, max);
-		if (filters.search && tasks.length === 0) await checkSearchUnderstood(this, client, qs, itemIndex);
+		if (filters.search && tasks.length === 0)
+			await checkSearchUnderstood(this, client, qs, itemIndex);
 	}
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
 }
@@ -86,12 +125,21 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
  * the title of a task the same listing holds: if that finds nothing either, the search was not understood, and the
  * node says so instead of returning an empty list as if nothing matched. Two requests, only when a search is empty.
  */
-async function checkSearchUnderstood(ctx: IExecuteFunctions, client: BacklogClient, qs: IDataObject, itemIndex: number) {
+async function checkSearchUnderstood(
+	ctx: IExecuteFunctions,
+	client: BacklogClient,
+	qs: IDataObject,
+	itemIndex: number,
+) {
 	const { search, ...listing } = qs;
 	const [task] = await client.list({ method: 'GET', path: '/tasks', qs: listing, itemIndex }, 1, 1);
 	const title = ((task?.fields ?? {}) as IDataObject).title;
 	if (typeof title !== 'string' || title.trim() === '') return; // nothing to search in, or nothing to search for
-	const found = await client.list({ method: 'GET', path: '/tasks', qs: { ...listing, search: title }, itemIndex }, PAGE_SIZE, PAGE_SIZE);
+	const found = await client.list(
+		{ method: 'GET', path: '/tasks', qs: { ...listing, search: title }, itemIndex },
+		PAGE_SIZE,
+		PAGE_SIZE,
+	);
 	if (found.length > 0) return;
 	throw new NodeOperationError(
 		ctx.getNode(),

@@ -3,7 +3,12 @@ import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
-import { expandProperty, forOperation, returnAllAndLimit, simplifyProperty } from '../shared/descriptions';
+import {
+	expandProperty,
+	forOperation,
+	returnAllAndLimit,
+	simplifyProperty,
+} from '../shared/descriptions';
 import { invalidParameter, jsonObject } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';
 import { pick, simplifyTask } from '../shared/simplify';
@@ -45,7 +50,11 @@ export const description = forOperation('task', 'query', [
 		type: 'options',
 		default: 'builder',
 		options: [
-			{ name: 'Using Conditions', value: 'builder', description: 'Conditions as rows, joined by AND or OR' },
+			{
+				name: 'Using Conditions',
+				value: 'builder',
+				description: 'Conditions as rows, joined by AND or OR',
+			},
 			{ name: 'Using JSON', value: 'json', description: 'The whole body of POST /tasks/query' },
 		],
 	},
@@ -92,7 +101,10 @@ export const description = forOperation('task', 'query', [
 						name: 'operator',
 						type: 'options',
 						default: 'equals',
-						options: Object.entries(OPERATORS).map(([value, operator]) => ({ name: operator, value })),
+						options: Object.entries(OPERATORS).map(([value, operator]) => ({
+							name: operator,
+							value,
+						})),
 					},
 					{
 						displayName: 'Value',
@@ -158,7 +170,8 @@ export const description = forOperation('task', 'query', [
 		displayName: 'Query (JSON)',
 		name: 'queryJson',
 		type: 'json',
-		default: '{\n  "condition": {\n    "combinator": "and",\n    "conditions": [\n      { "field": "status", "operator": "==", "value": "TODO" }\n    ]\n  }\n}',
+		default:
+			'{\n  "condition": {\n    "combinator": "and",\n    "conditions": [\n      { "field": "status", "operator": "==", "value": "TODO" }\n    ]\n  }\n}',
 		displayOptions: { show: { queryMode: ['json'] } },
 		description: 'Body of POST /tasks/query (spec section 4.3)',
 	},
@@ -176,7 +189,8 @@ export const description = forOperation('task', 'query', [
 				name: 'archived',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to query archived tasks (query parameter archived) instead of the others',
+				description:
+					'Whether to query archived tasks (query parameter archived) instead of the others',
 			},
 			expandProperty(TASK_EXPAND),
 		],
@@ -184,19 +198,36 @@ export const description = forOperation('task', 'query', [
 ]);
 
 /** A condition's value with the type the row asks for (rows from before Value Type existed send strings, as then). */
-function typedValue(ctx: IExecuteFunctions, itemIndex: number, row: number, type: unknown, raw: unknown): unknown {
+function typedValue(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	row: number,
+	type: unknown,
+	raw: unknown,
+): unknown {
 	const parameter = `Conditions (row ${row}) > Value`;
 	const text = typeof raw === 'string' ? raw.trim() : raw;
 	switch (type) {
 		case 'number': {
 			const number = typeof text === 'number' ? text : text === '' ? NaN : Number(text);
-			if (!Number.isFinite(number)) throw invalidParameter(ctx, itemIndex, parameter, `is not a number: ${JSON.stringify(raw)}`);
+			if (!Number.isFinite(number))
+				throw invalidParameter(
+					ctx,
+					itemIndex,
+					parameter,
+					`is not a number: ${JSON.stringify(raw)}`,
+				);
 			return number;
 		}
 		case 'boolean':
 			if (text === true || text === 'true') return true;
 			if (text === false || text === 'false') return false;
-			throw invalidParameter(ctx, itemIndex, parameter, `is not true or false: ${JSON.stringify(raw)}`);
+			throw invalidParameter(
+				ctx,
+				itemIndex,
+				parameter,
+				`is not true or false: ${JSON.stringify(raw)}`,
+			);
 		case 'null':
 			return null;
 		case 'json':
@@ -204,7 +235,12 @@ function typedValue(ctx: IExecuteFunctions, itemIndex: number, row: number, type
 			try {
 				return JSON.parse(raw);
 			} catch (error) {
-				throw invalidParameter(ctx, itemIndex, parameter, `is not valid JSON (${(error as Error).message})`);
+				throw invalidParameter(
+					ctx,
+					itemIndex,
+					parameter,
+					`is not valid JSON (${(error as Error).message})`,
+				);
 			}
 		default:
 			return typeof raw === 'string' ? raw : String(raw ?? '');
@@ -230,7 +266,12 @@ function spelled(text: string): number | boolean | undefined {
  * text stored as text ("1", or "007", which is no JSON number) is still found. Ordering operators compare the typed
  * value (a number typed for `>` means a number); `contains` and any other text are sent as typed.
  */
-function automaticCondition(field: string, operator: string, raw: unknown, negated: boolean): IDataObject {
+function automaticCondition(
+	field: string,
+	operator: string,
+	raw: unknown,
+	negated: boolean,
+): IDataObject {
 	const text = typeof raw === 'string' ? raw : String(raw ?? '');
 	const forms = (entry: string) => {
 		const value = spelled(entry);
@@ -241,20 +282,30 @@ function automaticCondition(field: string, operator: string, raw: unknown, negat
 		return { field, operator, value, negated };
 	}
 	const value = spelled(text);
-	if (value === undefined || operator === 'contains') return { field, operator, value: text, negated };
+	if (value === undefined || operator === 'contains')
+		return { field, operator, value: text, negated };
 	if (operator === '==') return { field, operator: 'in', value: [text, value], negated };
 	if (operator === '!=') return { field, operator: 'in', value: [text, value], negated: !negated };
 	return { field, operator, value, negated };
 }
 
 /** The body from the condition rows, and the rows Automatic sent as `in` where the row says `==` or `!=`. */
-function builtQuery(ctx: IExecuteFunctions, itemIndex: number): { body: IDataObject; widened: number[] } {
+function builtQuery(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+): { body: IDataObject; widened: number[] } {
 	const automaticTyping = ctx.getNode().typeVersion >= 2;
 	const widened: number[] = [];
 	const rows = ctx.getNodeParameter('conditions.condition', itemIndex, []) as IDataObject[];
 	const conditions = rows.map((row, position) => {
 		const field = String(row.field ?? '').trim();
-		if (!field) throw invalidParameter(ctx, itemIndex, `Conditions (row ${position + 1}) > Field`, 'is empty');
+		if (!field)
+			throw invalidParameter(
+				ctx,
+				itemIndex,
+				`Conditions (row ${position + 1}) > Field`,
+				'is empty',
+			);
 		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
 		const type = row.valueType ?? (automaticTyping ? 'auto' : 'string');
 		if (automaticTyping && type === 'auto') {
@@ -270,13 +321,18 @@ function builtQuery(ctx: IExecuteFunctions, itemIndex: number): { body: IDataObj
 				: typedValue(ctx, itemIndex, position + 1, type, row.value);
 		return { field, operator, value, negated: row.negated === true };
 	});
-	const sorts = (ctx.getNodeParameter('sorts.sort', itemIndex, []) as IDataObject[]).map(({ field, direction }) => ({
-		field,
-		direction,
-	}));
+	const sorts = (ctx.getNodeParameter('sorts.sort', itemIndex, []) as IDataObject[]).map(
+		({ field, direction }) => ({
+			field,
+			direction,
+		}),
+	);
 	const body: IDataObject = {};
 	if (conditions.length > 0) {
-		body.condition = { combinator: ctx.getNodeParameter('combinator', itemIndex, 'and'), conditions };
+		body.condition = {
+			combinator: ctx.getNodeParameter('combinator', itemIndex, 'and'),
+			conditions,
+		};
 	}
 	if (sorts.length > 0) body.sorts = sorts;
 	return { body, widened };
@@ -285,7 +341,15 @@ function builtQuery(ctx: IExecuteFunctions, itemIndex: number): { body: IDataObj
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const { body, widened } =
 		this.getNodeParameter('queryMode', itemIndex) === 'json'
-			? { body: jsonObject(this, itemIndex, 'Query (JSON)', this.getNodeParameter('queryJson', itemIndex)), widened: [] }
+			? {
+					body: jsonObject(
+						this,
+						itemIndex,
+						'Query (JSON)',
+						this.getNodeParameter('queryJson', itemIndex),
+					),
+					widened: [],
+				}
 			: builtQuery(this, itemIndex);
 	const max = maxResults(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
@@ -293,17 +357,24 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	if (expand.length > 0) body.expand = expand;
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
 	// Every match or the first `max`, paged whichever way the server allows (never a silent first page).
-	const tasks = await queryTasks(client, { body, archived: options.archived === true, maxItems: max, itemIndex }).catch(
-		(error: unknown) => {
-			// The spec documents only `==`: say what Automatic sent, and how to send `==` instead.
-			const refused = error instanceof NodeApiError && ['400', '422'].includes(String(error.httpCode));
-			if (refused && widened.length > 0) {
-				const [rows, those] = widened.length > 1 ? [`rows ${widened.join(', ')}`, "those rows'"] : [`row ${widened[0]}`, "that row's"];
-				const hint = `Value Type Automatic sent condition ${rows} as "in" [text, number or boolean], to match the value stored either way. If the service does not take "in" (the spec documents only "=="), set ${those} Value Type to the type the field is stored with (Number, Boolean or String).`;
-				error.description = error.description ? `${error.description} ${hint}` : hint;
-			}
-			throw error;
-		},
-	);
+	const tasks = await queryTasks(client, {
+		body,
+		archived: options.archived === true,
+		maxItems: max,
+		itemIndex,
+	}).catch((error: unknown) => {
+		// The spec documents only `==`: say what Automatic sent, and how to send `==` instead.
+		const refused =
+			error instanceof NodeApiError && ['400', '422'].includes(String(error.httpCode));
+		if (refused && widened.length > 0) {
+			const [rows, those] =
+				widened.length > 1
+					? [`rows ${widened.join(', ')}`, "those rows'"]
+					: [`row ${widened[0]}`, "that row's"];
+			const hint = `Value Type Automatic sent condition ${rows} as "in" [text, number or boolean], to match the value stored either way. If the service does not take "in" (the spec documents only "=="), set ${those} Value Type to the type the field is stored with (Number, Boolean or String).`;
+			error.description = error.description ? `${error.description} ${hint}` : hint;
+		}
+		throw error;
+	});
 	return simplify ? tasks.map((task) => ({ ...simplifyTask(task), ...pick(task, expand) })) : tasks;
 }

@@ -12,12 +12,18 @@ import { requiredText, requireFieldName } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
 import { batchSize } from '../shared/requestOptions';
 import type { Source, Step } from '../shared/syncPlan';
-import { closeGuard, closesFor, DEFAULT_CLOSE_ALLOWANCE, DEFAULT_MAX_CLOSE_SHARE, GUARD_HINT, readTickets, stepFor } from '../shared/syncPlan';
+import {
+	closeGuard,
+	closesFor,
+	DEFAULT_CLOSE_ALLOWANCE,
+	DEFAULT_MAX_CLOSE_SHARE,
+	GUARD_HINT,
+	readTickets,
+	stepFor,
+} from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
 
 export const wholeInput = true;
-
-
 
 export const description = forOperation('task', 'syncBacklog', [
 	{
@@ -61,14 +67,16 @@ export const description = forOperation('task', 'syncBacklog', [
 		required: true,
 		default: '',
 		placeholder: 'e.g. helpdesk',
-		description: 'Marks the tasks this sync owns: only open tasks with this source are closed when missing',
+		description:
+			'Marks the tasks this sync owns: only open tasks with this source are closed when missing',
 	},
 	{
 		displayName: 'Dry Run',
 		name: 'dryRun',
 		type: 'boolean',
 		default: false,
-		description: 'Whether to only output what would be created, updated, reopened and closed, writing nothing',
+		description:
+			'Whether to only output what would be created, updated, reopened and closed, writing nothing',
 	},
 	{
 		displayName: 'Sync Options',
@@ -112,7 +120,11 @@ export const description = forOperation('task', 'syncBacklog', [
  * The input is the whole set of open tickets, so Execute Once (only the first item) is refused, and a run that would
  * close more than the guard allows fails before any write.
  */
-export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndexes: number[]) {
+export async function execute(
+	this: IExecuteFunctions,
+	client: BacklogClient,
+	itemIndexes: number[],
+) {
 	if (this.getNode().executeOnce === true) {
 		throw new NodeOperationError(this.getNode(), 'Sync Backlog cannot run with Execute Once', {
 			description:
@@ -127,9 +139,15 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
 	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
-	const existing = (await client.list({ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } }, PAGE_SIZE))
-		.filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
-	const known = new Map<string, IDataObject | undefined>(existing.map((task) => [String(task.uid).toLowerCase(), task]));
+	const existing = (
+		await client.list(
+			{ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } },
+			PAGE_SIZE,
+		)
+	).filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
+	const known = new Map<string, IDataObject | undefined>(
+		existing.map((task) => [String(task.uid).toLowerCase(), task]),
+	);
 	// A ticket whose task is not listed may still have one: archived (the listing hides those), or without this source.
 	const unlisted = [...tickets.keys()].filter((uid) => !known.has(uid));
 	if (unlisted.length > 0) {
@@ -146,12 +164,18 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 
 	const dryRun = this.getNodeParameter('dryRun', 0, false) as boolean;
 	const guard = closeGuard(this, options, closes, open.length, source);
-	if (guard && !dryRun) throw new NodeOperationError(this.getNode(), guard, { description: GUARD_HINT });
+	if (guard && !dryRun)
+		throw new NodeOperationError(this.getNode(), guard, { description: GUARD_HINT });
 	const written = new Map<string, IDataObject | Error>();
 	if (!dryRun) {
 		// A task already listed is PATCHed with the fields that changed, over its custom fields read again just before
 		// its batch (the listing may be minutes old); one that does not exist is created. Updates and closes share batches.
-		const writeOptions = { batchSize: batchSize(this), stopOnError: !this.continueOnFail(), known, rereadBeforePatch: true };
+		const writeOptions = {
+			batchSize: batchSize(this),
+			stopOnError: !this.continueOnFail(),
+			known,
+			rereadBeforePatch: true,
+		};
 		const writes: TaskWrite[] = steps
 			.filter((step) => step.action !== 'unchanged' && step.action !== 'duplicate')
 			.map((step) => ({
@@ -169,7 +193,12 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 
 	const output: INodeExecutionData[] = [];
 	for (const step of steps) {
-		const json: IDataObject = { action: step.action, uid: step.uid, external_id: step.externalId, dry_run: dryRun };
+		const json: IDataObject = {
+			action: step.action,
+			uid: step.uid,
+			external_id: step.externalId,
+			dry_run: dryRun,
+		};
 		if (guard) json.close_guard = `${guard} ${GUARD_HINT}`;
 		if (step.action === 'duplicate') {
 			json.superseded_by_item = step.supersededBy;
@@ -177,7 +206,8 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
 			continue;
 		}
-		if (step.action === 'unarchive') json.note = 'The task was archived; it is restored (archived false, status TODO)';
+		if (step.action === 'unarchive')
+			json.note = 'The task was archived; it is restored (archived false, status TODO)';
 		const result = written.get(step.uid);
 		if (result instanceof Error) {
 			if (!this.continueOnFail()) {

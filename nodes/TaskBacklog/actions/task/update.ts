@@ -2,17 +2,34 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { forOperation, taskLocator } from '../shared/descriptions';
 import { invalidParameter, taskUid } from '../shared/parameters';
-import { customFieldsProperties, readFields, readTaskProperties, requireTitle, taskPropertiesCollection } from '../shared/taskBody';
+import {
+	customFieldsProperties,
+	readFields,
+	readTaskProperties,
+	requireTitle,
+	taskPropertiesCollection,
+} from '../shared/taskBody';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
 
-
 export const description = forOperation('task', 'update', [
 	taskLocator(),
 	taskPropertiesCollection('updateFields', 'Update Fields', [
-		{ displayName: 'Title', name: 'title', type: 'string', default: '', description: 'New title (fields.title)' },
-		{ displayName: 'URL', name: 'url', type: 'string', default: '', description: 'New URL the operator client opens with the task' },
+		{
+			displayName: 'Title',
+			name: 'title',
+			type: 'string',
+			default: '',
+			description: 'New title (fields.title)',
+		},
+		{
+			displayName: 'URL',
+			name: 'url',
+			type: 'string',
+			default: '',
+			description: 'New URL the operator client opens with the task',
+		},
 	]),
 	...customFieldsProperties(),
 	{
@@ -29,13 +46,25 @@ export const description = forOperation('task', 'update', [
 export function writeFor(this: IExecuteFunctions) {
 	return (itemIndex: number): ItemWrite => {
 		const uid = taskUid(this, itemIndex);
-		const { title, url, ...properties } = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
+		const { title, url, ...properties } = this.getNodeParameter(
+			'updateFields',
+			itemIndex,
+			{},
+		) as IDataObject;
 		const body = readTaskProperties(this, itemIndex, properties);
-		const given = { title: title === undefined ? undefined : requireTitle(this, itemIndex, title), url };
+		const given = {
+			title: title === undefined ? undefined : requireTitle(this, itemIndex, title),
+			url,
+		};
 		const fields = readFields(this, itemIndex, given);
 		if (Object.keys(fields).length > 0) body.fields = fields;
 		if (Object.keys(body).length === 0) {
-			throw invalidParameter(this, itemIndex, 'Update Fields', 'are empty: add at least one field to change');
+			throw invalidParameter(
+				this,
+				itemIndex,
+				'Update Fields',
+				'are empty: add at least one field to change',
+			);
 		}
 		return { mode: 'patch', uid, body };
 	};

@@ -4,20 +4,20 @@ import { forOperation } from '../shared/descriptions';
 import { externalIdProperties } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { parametersReadOnce } from '../shared/readOnce';
-import { readTaskProperties, taskContentProperties, taskPropertiesCollection } from '../shared/taskBody';
+import {
+	readTaskProperties,
+	taskContentProperties,
+	taskPropertiesCollection,
+} from '../shared/taskBody';
 import { taskInputReader } from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;
 
-
 export const description = forOperation('task', 'upsert', [
 	inputDataProperty(),
 	...autoMapProperties('upsert'),
-	...defineOnly([
-		...externalIdProperties(),
-		...taskContentProperties(),
-	]),
+	...defineOnly([...externalIdProperties(), ...taskContentProperties()]),
 	taskPropertiesCollection('additionalFields', 'Additional Fields'),
 ]);
 
@@ -32,6 +32,10 @@ export function writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWr
 	return (itemIndex) => {
 		const { uid, fields } = readTask(itemIndex);
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-		return { mode: 'upsert', uid: uid!, body: { ...readTaskProperties(ctx, itemIndex, additional), fields } };
+		return {
+			mode: 'upsert',
+			uid: uid!,
+			body: { ...readTaskProperties(ctx, itemIndex, additional), fields },
+		};
 	};
 }

@@ -1,5 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteResult } from './batches';
@@ -42,6 +42,11 @@ class Lane<E, R> {
 
 	private busy = false;
 
+	/** The execution whose request went last, and when: see linger. */
+	private lastOwner?: BacklogClient;
+
+	private lastSentAt = -Infinity;
+
 	/**
 	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
 	 * is sent in turns, so an event that arrives meanwhile waits one turn, not the whole run.
@@ -69,6 +74,7 @@ class Lane<E, R> {
 		this.busy = true;
 		try {
 			while (this.waiting.length > 0) {
+				await this.linger();
 				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
 				let room = Math.max(1, this.groupSize(this.waiting[0].entries[this.waiting[0].taken]));
 				for (const waiting of [...this.waiting]) {
@@ -88,6 +94,19 @@ class Lane<E, R> {
 		}
 	}
 
+	/**
+	 * Another execution's request right after one went: events are arriving in a stream or a burst, which the spec asks
+	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
+	 * passed since the last request, and what arrives meanwhile goes along. A lone event (nothing sent for a spacing)
+	 * and the turns of one large run go at once.
+	 */
+	private async linger() {
+		const { owner } = this.waiting[0];
+		if (owner === this.lastOwner || this.lastSentAt === -Infinity) return;
+		const wait = this.lastSentAt + (await owner.requestSpacingMs()) - Date.now();
+		if (wait > 0) await sleep(wait);
+	}
+
 	private drop(waiting: Waiting<E, R>, error: unknown) {
 		this.waiting.splice(this.waiting.indexOf(waiting), 1);
 		this.waitingEntries -= waiting.entries.length - waiting.taken;
@@ -96,6 +115,8 @@ class Lane<E, R> {
 
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
+		this.lastOwner = sender;
+		this.lastSentAt = Date.now();
 		const entries = parts.flatMap(({ waiting, count }) =>
 			waiting.entries.slice(waiting.taken, waiting.taken + count),
 		);

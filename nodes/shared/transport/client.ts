@@ -308,6 +308,11 @@ export class BacklogClient {
 		return (await (this.connection ??= this.connect())).key;
 	}
 
+	/** How far apart this caller's requests leave when spread evenly at its rate limit (1 s at 60 per minute). */
+	async requestSpacingMs(): Promise<number> {
+		return (await (this.connection ??= this.connect())).limiter.spacingMs;
+	}
+
 	private backoffMs(attempt: number): number {
 		const exponential = this.retry.baseDelayMs * 2 ** (attempt - 1);
 		// A little jitter keeps parallel executions from retrying in lockstep.

@@ -125,6 +125,11 @@ export class RateLimiter {
 		return Math.min(this.limit, this.cutRate + INCREASE * this.limit * windows ** 3);
 	}
 
+	/** How far apart requests would leave if spread evenly over the window at the current rate. */
+	get spacingMs(): number {
+		return this.windowMs / Math.max(1, this.rateAt());
+	}
+
 	/** Requests per window this process sends at most now (the configured limit until the server answers 429). */
 	get allowance(): number {
 		return Math.max(1, Math.floor(this.rateAt()));

@@ -107,6 +107,42 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(sim.tasks.has(uidOf('E-2'))).toBe(false);
 	}, 20_000);
 
+	it.each([
+		['an existing ticket', true],
+		['a new ticket', false],
+	])(
+		'two executions writing %s at once are applied in arrival order, neither undoing the other',
+		async (_, exists) => {
+			if (exists)
+				sim.seedTasks(1, () => ({
+					uid: uidOf('E-1'),
+					fields: { title: 'Old', ticket_id: 'E-1', a: '0', b: '0' },
+				}));
+			slowServer();
+			const write = (title: string, field: string, value: string) =>
+				runBacklog(
+					sim,
+					{ ...upsert, title, customFields: { field: [{ name: field, value }] } },
+					{ items: [{ id: 'E-1' }] },
+				);
+			const first = write('First', 'a', '1');
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			const second = write('Second', 'b', '2');
+			const [firstRun, secondRun] = await Promise.all([first, second]);
+			expect(firstRun.error).toBeUndefined();
+			expect(secondRun.error).toBeUndefined();
+			expect(sim.tasks.get(uidOf('E-1'))!.fields).toEqual({
+				title: 'Second',
+				ticket_id: 'E-1',
+				a: '1',
+				b: '2',
+			});
+			expect((firstRun.json[0].fields as IDataObject).title).toBe('First');
+			expect((secondRun.json[0].fields as IDataObject).title).toBe('Second');
+			expect(sim.tasks.size).toBe(1);
+		},
+	);
+
 	it('executions with different tokens never share a request', async () => {
 		sim.configure({ tokens: [TOKEN, OTHER_TOKEN] });
 		slowServer();

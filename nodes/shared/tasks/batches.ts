@@ -22,6 +22,8 @@ export interface Planned {
 	body: IDataObject;
 	/** The task as last read, for a PATCH: its custom fields are sent along, so none is lost where PATCH replaces. */
 	current?: IDataObject;
+	/** When the read the plan rests on was sent (ms): a write of the same task by another execution since is newer. */
+	readAt?: number;
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
 	ifExisted?: 'patch' | 'fail';

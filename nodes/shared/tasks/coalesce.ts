@@ -229,14 +229,82 @@ export async function readTasksByUid(
  */
 export async function sendWrites(client: BacklogClient, writes: Planned[]): Promise<WriteResult[]> {
 	if (writes.length === 0) return [];
+	const key = await client.callerKey();
 	const lane = await laneOf<Planned, WriteResult>(
 		client,
 		writes[0].method,
-		async (sender, all) => {
-			const batchSize = Math.min(...all.map((write) => write.owner?.batchSize ?? Infinity));
-			return await writeAll(sender, all, Number.isFinite(batchSize) ? batchSize : 1);
-		},
+		async (sender, all) => await sendInRounds(sender, all, writtenOf(key)),
 		(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
 	);
 	return await lane.submit(client, writes);
+}
+
+/** Tasks this process wrote lately, per caller: what another execution's older read does not show yet. */
+interface Written {
+	task: IDataObject;
+	at: number;
+}
+
+/** Tasks remembered per caller at most (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
+
+const writtenByCaller = new Map<string, Map<string, Written>>();
+
+function writtenOf(key: string): Map<string, Written> {
+	let written = writtenByCaller.get(key);
+	if (!written) writtenByCaller.set(key, (written = new Map()));
+	return written;
+}
+
+function remember(written: Map<string, Written>, uid: string, task: IDataObject) {
+	written.delete(uid);
+	written.set(uid, { task, at: Date.now() });
+	if (written.size > MAX_REMEMBERED) written.delete(written.keys().next().value as string);
+}
+
+/**
+ * The writes of one turn. Two executions may plan a write of the same task from reads made before either wrote:
+ * each write is brought up to what this process has written since its read. A PATCH is sent over the task as the
+ * earlier write left it (not over what it read), so it does not undo the earlier one; a PUT of a task an earlier
+ * write has created is answered with that task, which its execution then PATCHes (Create or Update) or refuses as
+ * taken (Create), as for a task created by someone else. A batch holds a uid once, so the same uid twice in a turn
+ * goes in rounds, in the order the writes arrived.
+ */
+async function sendInRounds(
+	sender: BacklogClient,
+	all: Planned[],
+	written: Map<string, Written>,
+): Promise<WriteResult[]> {
+	const batchSize = Math.min(...all.map((write) => write.owner?.batchSize ?? Infinity));
+	const size = Number.isFinite(batchSize) ? batchSize : 1;
+	const rounds: number[][] = [];
+	const occurrences = new Map<string, number>();
+	all.forEach((write, index) => {
+		const round = occurrences.get(write.uid) ?? 0;
+		occurrences.set(write.uid, round + 1);
+		(rounds[round] ??= []).push(index);
+	});
+	const results: WriteResult[] = new Array(all.length);
+	for (const round of rounds) {
+		const sending: Planned[] = [];
+		const at: number[] = [];
+		for (const index of round) {
+			const write = all[index];
+			const since = written.get(write.uid);
+			if (since && since.at > (write.readAt ?? 0)) {
+				if (write.method === 'PUT') {
+					results[index] = { task: since.task };
+					continue;
+				}
+				sending.push({ ...write, current: since.task });
+			} else sending.push(write);
+			at.push(index);
+		}
+		const sent = await writeAll(sender, sending, size);
+		sent.forEach((result, position) => {
+			results[at[position]] = result;
+			if ('task' in result) remember(written, sending[position].uid, result.task);
+		});
+	}
+	return results;
 }

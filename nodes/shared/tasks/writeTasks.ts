@@ -85,6 +85,7 @@ export async function writeTasks(
 	const known = options.known ?? new Map<string, IDataObject | undefined>();
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
+	const readAt = Date.now();
 	if (toRead.length > 0) {
 		try {
 			for (const [uid, task] of await readTasksByUid(client, toRead)) current.set(uid, task);
@@ -101,13 +102,14 @@ export async function writeTasks(
 		const task = current.get(write.uid);
 		const { uid, body, itemIndex } = write;
 		if (write.mode === 'patch') {
-			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
+			patches.push({ method: 'PATCH', uid, body, current: task, readAt, itemIndex });
 		} else if (!task) {
 			puts.push({
 				method: 'PUT',
 				uid,
 				body,
 				itemIndex,
+				readAt,
 				ifExisted: write.mode === 'create' ? 'fail' : 'patch',
 			});
 		} else if (write.mode === 'create' ? showsOurValues(task, body) : hasValues(task, body)) {
@@ -116,7 +118,7 @@ export async function writeTasks(
 		} else if (write.mode === 'create') {
 			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
 		} else {
-			patches.push({ method: 'PATCH', uid, body, current: task, itemIndex });
+			patches.push({ method: 'PATCH', uid, body, current: task, readAt, itemIndex });
 		}
 	}
 
@@ -133,7 +135,7 @@ export async function writeTasks(
 			// Created by someone else between our read and our PUT, and the server kept its values.
 			if (put.ifExisted === 'fail')
 				outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
-			else afterPut.push({ ...put, method: 'PATCH', current: result.task });
+			else afterPut.push({ ...put, method: 'PATCH', current: result.task, readAt: Date.now() });
 		} else outcome.set(put.uid, result);
 	});
 	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);

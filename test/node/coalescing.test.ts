@@ -143,24 +143,35 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		},
 	);
 
-	it('executions with different tokens never share a request', async () => {
+	it.each([
+		['tokens', { token: OTHER_TOKEN }, 'authorization'],
+		[
+			'acting users (service-user)',
+			{ actingUserUid: '0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f' },
+			'service-user',
+		],
+	] as const)('executions with different %s never share a request', async (_, other, header) => {
 		sim.configure({ tokens: [TOKEN, OTHER_TOKEN] });
 		slowServer();
 		const runs = await Promise.all(
 			Array.from({ length: 20 }, (_, i) =>
-				runBacklog(sim, upsert, {
-					items: [ticket(i)],
-					credentials: i % 2 === 0 ? {} : { token: OTHER_TOKEN },
-				}),
+				runBacklog(sim, upsert, { items: [ticket(i)], credentials: i % 2 === 0 ? {} : other }),
 			),
 		);
 		expect(runs.every((run) => run.error === undefined)).toBe(true);
 		expect(sim.tasks.size).toBe(20);
-		for (const request of sent(sim, 'PUT', '/tasks/batch')) {
+		const batches = sent(sim, 'PUT', '/tasks/batch');
+		expect(batches.length).toBeGreaterThan(0);
+		for (const request of batches) {
 			const items = (request.body as { items: IDataObject[] }).items;
-			const expected = request.headers.authorization === `Bearer ${TOKEN}` ? 0 : 1;
+			const theOther =
+				header === 'authorization'
+					? request.headers.authorization === `Bearer ${OTHER_TOKEN}`
+					: request.headers[header] !== undefined;
 			for (const item of items)
-				expect(Number(String((item.fields as IDataObject).ticket_id).slice(2)) % 2).toBe(expected);
+				expect(Number(String((item.fields as IDataObject).ticket_id).slice(2)) % 2).toBe(
+					theOther ? 1 : 0,
+				);
 		}
 	});
 });

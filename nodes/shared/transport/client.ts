@@ -229,8 +229,11 @@ function locationOf(headers: IDataObject | undefined): string | undefined {
 }
 
 interface Connection {
-	/** A hash of the base URL and the token: the same for every execution that talks to the same service as the same caller. */
-	key: string;
+	/**
+	 * A hash of the base URL, the token and the headers that say who calls (account, versioning, acting user): the same
+	 * for every execution that talks to the same service as the same caller, whose requests may therefore be shared.
+	 */
+	callerKey: string;
 	baseUrl: string;
 	headers: IDataObject;
 	limiter: RateLimiter;
@@ -300,12 +303,15 @@ export class BacklogClient {
 		);
 		const windowMs = windowSeconds * 1000;
 		const redact = redactor(token);
-		return { key, baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
+		const callerKey = createHash('sha256')
+			.update(`${key}\n${JSON.stringify(headers)}`)
+			.digest('hex');
+		return { callerKey, baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
 	}
 
-	/** Which service and caller this client talks to as (see Connection.key): requests of one key may be sent together. */
+	/** Which service and caller this client talks to as (see Connection.callerKey): requests of one key may be shared. */
 	async callerKey(): Promise<string> {
-		return (await (this.connection ??= this.connect())).key;
+		return (await (this.connection ??= this.connect())).callerKey;
 	}
 
 	/** How far apart this caller's requests leave when spread evenly at its rate limit (1 s at 60 per minute). */

@@ -9,9 +9,10 @@ import { readTasksByUid as readDirect, UIDS_PER_READ } from './readByUid';
 /**
  * Group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
  * request is in flight. The spec's usage is event-driven: one ticket per execution, many executions at once. Per
- * caller (base URL and token) and per kind of request (bulk read, PUT, PATCH), one request is under way at a time;
- * what other executions ask for meanwhile waits and goes out with the next one, as one `uid in [...]` read or as
- * /tasks/batch requests. A lone request goes at once: nothing is held back for company.
+ * caller (base URL, token and the headers that say who calls: BacklogClient.callerKey) and per kind of request (bulk
+ * read, PUT, PATCH), one request is under way at a time; what other executions ask for meanwhile waits and goes out
+ * with the next one, as one `uid in [...]` read or as /tasks/batch requests. A lone request goes at once: nothing is
+ * held back for company (see Lane.linger for a stream of events).
  *
  * Each execution gets exactly its own results: its own tasks, and its own errors (a copy naming its node). Requests
  * of different callers never share a request. An execution cancelled while it waits takes its writes out.

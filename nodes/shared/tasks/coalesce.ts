@@ -4,7 +4,7 @@ import { NodeOperationError, sleep } from 'n8n-workflow';
 import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteResult } from './batches';
 import { writeAll } from './batches';
-import { readTasksByUid as readDirect, UIDS_PER_READ } from './readByUid';
+import { readTasksByUid, UIDS_PER_READ } from './readByUid';
 
 /**
  * Group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
@@ -201,7 +201,7 @@ async function laneOf<E, R>(
 }
 
 /** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
-export async function readTasksByUid(
+export async function readTasksShared(
 	client: BacklogClient,
 	uids: string[],
 ): Promise<Map<string, IDataObject>> {
@@ -209,7 +209,7 @@ export async function readTasksByUid(
 		client,
 		'read',
 		async (sender, all) => {
-			const found = await readDirect(sender, all);
+			const found = await readTasksByUid(sender, all);
 			return all.map((uid) => found.get(uid));
 		},
 		() => UIDS_PER_READ,
@@ -228,7 +228,10 @@ export async function readTasksByUid(
  * Sends planned writes of one method (batches.ts), in /tasks/batch requests shared with the writes other executions
  * wait to send. The batch size is the smallest of the waiting executions' Batch Size.
  */
-export async function sendWrites(client: BacklogClient, writes: Planned[]): Promise<WriteResult[]> {
+export async function sendWritesShared(
+	client: BacklogClient,
+	writes: Planned[],
+): Promise<WriteResult[]> {
 	if (writes.length === 0) return [];
 	const key = await client.callerKey();
 	const lane = await laneOf<Planned, WriteResult>(

@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteOwner, WriteResult } from './batches';
 import { writeAll } from './batches';
-import { readTasksByUid, sendWrites } from './coalesce';
+import { readTasksShared, sendWritesShared } from './coalesce';
 import { hasValues, mergeBodies, showsOurValues } from './values';
 
 export type { WriteResult } from './batches';
@@ -88,7 +88,7 @@ export async function writeTasks(
 	const readAt = Date.now();
 	if (toRead.length > 0) {
 		try {
-			for (const [uid, task] of await readTasksByUid(client, toRead)) current.set(uid, task);
+			for (const [uid, task] of await readTasksShared(client, toRead)) current.set(uid, task);
 		} catch (error) {
 			// Nothing can be written safely without the read: every write gets its error (Continue On Fail keeps them apart).
 			return writes.map(() => ({ error: error as Error }));
@@ -124,7 +124,7 @@ export async function writeTasks(
 
 	const stopOnError = options.stopOnError === true;
 	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError };
-	const putResults = await sendWrites(
+	const putResults = await sendWritesShared(
 		client,
 		puts.map((put) => ({ ...put, owner })),
 	);
@@ -149,7 +149,7 @@ export async function writeTasks(
 					options.batchSize,
 					true,
 				)
-			: await sendWrites(
+			: await sendWritesShared(
 					client,
 					patchList.map((patch) => ({ ...patch, owner })),
 				);

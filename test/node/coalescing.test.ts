@@ -50,6 +50,26 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(sent(sim, 'PUT', '/tasks/batch').length).toBeGreaterThan(0);
 	});
 
+	it('a large run does not hold back an event that arrives during it: the event is written before the run ends', async () => {
+		slowServer();
+		const large = runBacklog(
+			sim,
+			{ ...upsert, requestOptions: { batchSize: 10 } },
+			{ items: Array.from({ length: 300 }, (_, i) => ticket(i)) },
+		);
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		const event = await runBacklog(sim, upsert, {
+			items: [{ id: 'LONE', title: 'Arrived meanwhile' }],
+		});
+		expect(event.error).toBeUndefined();
+		expect((await large).error).toBeUndefined();
+		const writes = sim.requests.filter((request) => request.method === 'PUT');
+		const eventAt = writes.findIndex((request) => JSON.stringify(request.body).includes('LONE'));
+		expect(eventAt).toBeGreaterThanOrEqual(0);
+		expect(eventAt).toBeLessThan(writes.length - 1);
+		expect(sim.tasks.size).toBe(301);
+	}, 30_000);
+
 	it('a lone execution is not held back: one ticket costs a GET and a PUT', async () => {
 		const run = await runBacklog(sim, upsert, { items: [ticket(1)] });
 		expect(run.error).toBeUndefined();

@@ -50,7 +50,8 @@ class Lane<E, R> {
 
 	/**
 	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
-	 * is sent in turns, so an event that arrives meanwhile waits one turn, not the whole run.
+	 * is sent in turns, taken round robin with the others waiting, so an event that arrives meanwhile waits one turn,
+	 * not the whole run.
 	 */
 	constructor(
 		private readonly send: Send<E, R>,
@@ -140,10 +141,10 @@ class Lane<E, R> {
 			waiting.results.push(
 				...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))),
 			);
-			if (waiting.taken === waiting.entries.length) {
-				this.waiting.splice(this.waiting.indexOf(waiting), 1);
-				waiting.resolve(waiting.results);
-			}
+			// Done, or to the back of the queue: the next turn starts with whoever waited behind it (round robin).
+			this.waiting.splice(this.waiting.indexOf(waiting), 1);
+			if (waiting.taken === waiting.entries.length) waiting.resolve(waiting.results);
+			else this.waiting.push(waiting);
 		}
 	}
 }

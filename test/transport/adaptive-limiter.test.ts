@@ -16,6 +16,11 @@ import {
 import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 
+/**
+ * The limiters here let a whole window's requests leave back to back (burst = the limit), as a limiter did before the
+ * pacing at the configured rate (rateLimiter.ts, BURST): the rules of a cut are shown without the pacing's waits.
+ */
+
 /** n requests through the limiter, answered with `status`. */
 async function send(limiter: RateLimiter, n: number, status = 200) {
 	for (let i = 0; i < n; i++) (await limiter.acquire())(status);
@@ -23,7 +28,7 @@ async function send(limiter: RateLimiter, n: number, status = 200) {
 
 describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	it(`to ${DECREASE} × what the process sent in the last window`, async () => {
-		const limiter = new RateLimiter(60, 60_000);
+		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 18);
 		const [first, second] = [await limiter.acquire(), await limiter.acquire()];
 		first(429);
@@ -34,16 +39,16 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it(`never below ${MIN_SHARE} of the configured limit, nor below 1 request per window`, async () => {
-		const limiter = new RateLimiter(60, 60_000);
+		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 1, 429);
 		expect(limiter.allowance).toBe(Math.floor(60 * MIN_SHARE));
-		const small = new RateLimiter(5, 60_000);
+		const small = new RateLimiter(5, 60_000, 5);
 		await send(small, 1, 429);
 		expect(small.allowance).toBe(1);
 	});
 
 	it('other answers (2xx, 4xx, 5xx) change nothing; without a 429 the rate is the configured limit', async () => {
-		const limiter = new RateLimiter(60, 60_000);
+		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 3, 200);
 		await send(limiter, 3, 404);
 		await send(limiter, 3, 503);
@@ -52,7 +57,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it(`grows back with time: +${INCREASE * 100}% of the limit after one window, cubic after, never above the limit`, async () => {
-		const limiter = new RateLimiter(60, 1000);
+		const limiter = new RateLimiter(60, 1000, 60);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
 		const now = Date.now();
@@ -65,7 +70,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it('after a cut to the floor (it had sent too little to learn its share) it doubles every half window instead', async () => {
-		const limiter = new RateLimiter(60, 1000);
+		const limiter = new RateLimiter(60, 1000, 60);
 		await send(limiter, 1, 429);
 		const now = Date.now();
 		const window = 1000 * 1.03;
@@ -76,7 +81,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it('a new configuration (another limit or window) starts again at its own rate', async () => {
-		const limiter = new RateLimiter(60, 60_000);
+		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 1, 429);
 		limiter.configure(60, 60_000);
 		expect(limiter.allowance).toBe(3);
@@ -85,7 +90,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it('after a cut the requests of the window hold the next ones back, and the rest leave evenly spaced', async () => {
-		const limiter = new RateLimiter(60, 300);
+		const limiter = new RateLimiter(60, 300, 60);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
 		const started = Date.now();
@@ -102,7 +107,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	});
 
 	it('a Retry-After releases the requests sent so far at the time the server named', async () => {
-		const limiter = new RateLimiter(60, 2000);
+		const limiter = new RateLimiter(60, 2000, 60);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
 		const started = Date.now();
@@ -119,7 +124,7 @@ describe('the waits after a 429 without Retry-After', () => {
 	const budget = { maxAttempts: 5, baseDelayMs: 2000, maxDelayMs: 15_000 };
 
 	it('follow the retry policy (2 s, 4 s, 8 s, jittered) and reach a whole window before the last attempt', () => {
-		const limiter = new RateLimiter(60, 60_000);
+		const limiter = new RateLimiter(60, 60_000, 60);
 		for (let i = 0; i < 50; i++) {
 			const waits = [1, 2, 3, 4].map((attempt) => limiter.throttleDelayMs(attempt, budget));
 			expect(waits[0]).toBeGreaterThanOrEqual(1800);
@@ -136,15 +141,17 @@ describe('the waits after a 429 without Retry-After', () => {
 	});
 
 	it('with 2 attempts, the one retry waits a window; with a window shorter than the backoff, the backoff stands', () => {
-		const minute = new RateLimiter(60, 60_000);
+		const minute = new RateLimiter(60, 60_000, 60);
 		expect(minute.throttleDelayMs(1, { ...budget, maxAttempts: 2 })).toBeGreaterThanOrEqual(60_000);
-		const second = new RateLimiter(60, 1000);
+		const second = new RateLimiter(60, 1000, 60);
 		expect(second.throttleDelayMs(4, budget)).toBeGreaterThanOrEqual(15_000 * 0.9);
 	});
 
 	it('a 429 may name, in Retry-After, a wait up to a whole window (and its jitter), longer than the policy allows otherwise', () => {
-		expect(new RateLimiter(60, 60_000).longestWaitMs(15_000)).toBe(Math.ceil(60_000 * 1.03 * 1.1));
-		expect(new RateLimiter(60, 1000).longestWaitMs(15_000)).toBe(15_000);
+		expect(new RateLimiter(60, 60_000, 60).longestWaitMs(15_000)).toBe(
+			Math.ceil(60_000 * 1.03 * 1.1),
+		);
+		expect(new RateLimiter(60, 1000, 60).longestWaitMs(15_000)).toBe(15_000);
 	});
 });
 

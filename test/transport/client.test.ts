@@ -1,7 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
-import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
+import { BURST, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/shared/transport/version';
 import { TOKEN, byId, runBacklog, sent, writesSent, useSimulator } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
@@ -117,6 +117,26 @@ describe('client-side rate limit', () => {
 		expect(requests).toHaveLength(60);
 		expect(requests.filter((request) => request.status === 429)).toHaveLength(0);
 		expect(requests[30].at - requests[0].at).toBeGreaterThanOrEqual(480);
+	});
+
+	it(`past a burst of ${BURST}, the requests of a window are spread over it (one spacing apart), not sent at its start`, async () => {
+		sim.configure({ requestsPerWindow: 20, windowMs: 1000 });
+		const items = Array.from({ length: 20 }, () => ({}));
+		const run = await runBacklog(sim, getTask(), {
+			items,
+			credentials: { requestsPerMinute: 20, rateLimitWindowSeconds: 1 },
+		});
+		expect(run.error).toBeUndefined();
+		const requests = sent(sim);
+		expect(requests.filter((request) => request.status === 429)).toHaveLength(0);
+		// 50 ms apart (1 s / 20, and the limiter's 3 % margin) after the first BURST: the 20th leaves near the window's end.
+		// A token bucket of BURST at 20 per window (50 ms apart, and the limiter's 3 % margin): any k + 1 requests in a row
+		// span at least k + 1 - BURST spacings (less a little for the network).
+		const spacing = 1030 / 20;
+		const at = requests.map((request) => request.at);
+		for (let i = 0; i + 8 < at.length; i++)
+			expect(at[i + 8] - at[i]).toBeGreaterThanOrEqual((9 - BURST) * spacing - 30);
+		expect(at[19] - at[0]).toBeGreaterThanOrEqual((20 - BURST) * spacing - 30);
 	});
 
 	it('two executions at once with one credential share the budget', async () => {

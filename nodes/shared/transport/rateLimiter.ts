@@ -33,6 +33,15 @@ export const INCREASE = 0.05;
  */
 export const MIN_SHARE = 1 / 16;
 
+/**
+ * Requests that may leave back to back at the configured rate; past them requests leave one spacing (window / limit)
+ * apart. The spec allows small bursts but asks callers to avoid them: a limiter that lets a whole window's requests go
+ * at once spends them on whatever came first (the first events of a burst) and then holds everything that arrives
+ * later for the rest of the window; spaced, the requests of the window are spread over it, and what arrives meanwhile
+ * is carried by the next one (coalesce.ts). A lone event (a read and a write) still goes at once.
+ */
+export const BURST = 4;
+
 /** Random share of a window added to the end of a pause after a 429, so processes do not restart in lockstep. */
 const JITTER = 0.1;
 
@@ -67,7 +76,9 @@ interface Slot {
  *   window instead, until the next 429;
  * - below the configured limit, requests are spaced evenly (window / rate apart, jittered) instead of leaving in
  *   bursts, so that the processes sharing a window all send through it and its 429s fall on each in proportion to
- *   its rate: that is what makes the shares converge (equal increases, proportional decreases).
+ *   its rate: that is what makes the shares converge (equal increases, proportional decreases);
+ * - at the configured limit, after a burst of BURST requests, they leave one spacing (window / limit) apart: a token
+ *   bucket of BURST at the limit's rate (GCRA), under the window's count.
  *
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
  * executions in one n8n process that share a base URL and token queue up behind each other instead of racing.
@@ -98,7 +109,15 @@ export class RateLimiter {
 	/** The latest send time handed out. */
 	private lastAt = -Infinity;
 
-	constructor(limit: number, windowMs: number) {
+	/** At the configured rate: when the bucket of BURST requests is full again (GCRA's theoretical arrival time). */
+	private paceAt = -Infinity;
+
+	/** @param burst requests that may leave back to back at the configured rate (BURST; the limit: none spaced). */
+	constructor(
+		limit: number,
+		windowMs: number,
+		private readonly burst = BURST,
+	) {
 		this.configure(limit, windowMs);
 	}
 
@@ -153,7 +172,11 @@ export class RateLimiter {
 			const times = this.slots.map((slot) => slot.at).sort((a, b) => a - b);
 			at = Math.max(at, times[times.length - allowance] + this.windowMs);
 		}
-		if (rate < this.limit) {
+		if (rate >= this.limit) {
+			const spacing = this.windowMs / this.limit;
+			at = Math.max(at, this.paceAt - (this.burst - 1) * spacing);
+			this.paceAt = Math.max(this.paceAt, at) + spacing;
+		} else {
 			// Below the configured rate (the server has answered 429): evenly spaced, not in bursts. Processes that share
 			// a window then all send through it, so the 429s at its end fall on each in proportion to its rate.
 			at = Math.max(

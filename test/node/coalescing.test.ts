@@ -195,3 +195,46 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		}
 	});
 });
+
+describe('A burst of events costs few requests', () => {
+	/** `count` executions started `apartMs` from each other, one ticket each. */
+	const staggered = (count: number, apartMs: number) =>
+		Promise.all(
+			Array.from({ length: count }, async (_, i) => {
+				await new Promise((resolve) => setTimeout(resolve, i * apartMs));
+				return await runBacklog(sim, upsert, { items: [ticket(i)] });
+			}),
+		);
+
+	it('a shared read of new tickets asks last for a task the caller wrote before: it comes back, so no GET confirms the others are new', async () => {
+		const earlier = await runBacklog(sim, upsert, { items: [ticket(0)] });
+		expect(earlier.error).toBeUndefined();
+		const since = sim.requests.length;
+		const run = await runBacklog(sim, upsert, { items: [ticket(1), ticket(2), ticket(3)] });
+		expect(run.error).toBeUndefined();
+		const requests = sim.requests.slice(since);
+		// Queries only (a server that does not say a page is the last is asked for the next one), then the batch.
+		expect(requests.filter((request) => request.method === 'GET')).toHaveLength(0);
+		expect(requests.map((request) => `${request.method} ${request.path}`)).toEqual([
+			...requests.slice(0, -1).map(() => 'POST /tasks/query'),
+			'PUT /tasks/batch',
+		]);
+		const asked = (requests[0].body as { condition: { value: string[] } }).condition.value;
+		expect(asked[asked.length - 1]).toBe(uidOf('E-0'));
+		expect(run.json.map((json) => json.uid)).toEqual([uidOf('E-1'), uidOf('E-2'), uidOf('E-3')]);
+		expect(sim.tasks.size).toBe(4);
+	});
+
+	it('executions at once learn an undocumented batch limit once: one refused batch for the whole burst', async () => {
+		sim.configure({
+			readings: { maxBatchSize: 50, batchTooLarge: '413' },
+			faults: { latencyMs: [20, 20] },
+		});
+		const runs = await staggered(400, 2);
+		expect(runs.filter((run) => run.error !== undefined)).toHaveLength(0);
+		expect(sim.tasks.size).toBe(400);
+		expect(
+			sent(sim, 'PUT', '/tasks/batch').filter((request) => request.status === 413),
+		).toHaveLength(1);
+	}, 30_000);
+});

@@ -104,46 +104,70 @@ describe('A batch answer is read by uid only', () => {
 });
 
 describe('A bulk read that finds nothing where tasks exist never leads to a replace', () => {
-	it('a server answering {items: []} to uid in [...]: the tasks are found one by one and PATCHed, their other custom fields kept', async () => {
-		sim.seedTasks(3, (i) => ({
-			uid: uidOf(`T-${i + 1}`),
-			fields: { title: `Old ${i + 1}`, ticket_id: `T-${i + 1}`, keep: `kept ${i + 1}` },
-		}));
-		sim.failNext(
-			{ status: 200, body: emptyPage, when: onQuery },
-			{ status: 200, body: emptyPage, when: onQuery },
-		);
-		const run = await runBacklog(sim, upsert, { items: tickets(3) });
+	/**
+	 * Each case twice: with no task known to the caller (the read is confirmed with a GET), and after the caller wrote
+	 * one, which the bulk read then asks for last (readByUid.ts, probeFor): the server leaves it out too, so the read
+	 * is not trusted either way.
+	 */
+	const knowing = [
+		['no task known', false],
+		['a task the caller wrote asked for last', true],
+	] as const;
+	const writeKnownTask = async (known: boolean) => {
+		if (!known) return;
+		const run = await runBacklog(sim, upsert, { items: [{ id: 'K-1', title: 'Known' }] });
 		expect(run.error).toBeUndefined();
-		for (let i = 1; i <= 3; i++)
-			expect(sim.tasks.get(uidOf(`T-${i}`))!.fields).toEqual({
-				title: `Ticket ${i}`,
-				ticket_id: `T-${i}`,
-				keep: `kept ${i}`,
-			});
-		expect(sent(sim, 'PUT')).toHaveLength(0);
-	});
+	};
 
-	it('a server that applies only the start of a long uid list: the tasks past it are found and kept', async () => {
-		sim.seedTasks(1, () => ({
-			uid: uidOf('T-1'),
-			fields: { title: 'Old 1', ticket_id: 'T-1', keep: 'kept 1' },
-		}));
-		sim.seedTasks(1, () => ({
-			uid: uidOf('T-3'),
-			fields: { title: 'Old 3', ticket_id: 'T-3', keep: 'kept 3' },
-		}));
-		const first = { ...sim.tasks.get(uidOf('T-1'))! } as unknown as IDataObject;
-		sim.failNext(
-			{ status: 200, body: { items: [first], meta: {} }, when: onQuery },
-			{ status: 200, body: emptyPage, when: onQuery },
-		);
-		const run = await runBacklog(sim, upsert, { items: tickets(3) });
-		expect(run.error).toBeUndefined();
-		expect(sim.tasks.get(uidOf('T-1'))!.fields.keep).toBe('kept 1');
-		expect(sim.tasks.get(uidOf('T-3'))!.fields.keep).toBe('kept 3');
-		expect(sim.tasks.size).toBe(3);
-	});
+	it.each(knowing)(
+		'a server answering {items: []} to uid in [...]: the tasks are found one by one and PATCHed, their other custom fields kept (%s)',
+		async (_, known) => {
+			await writeKnownTask(known);
+			sim.seedTasks(3, (i) => ({
+				uid: uidOf(`T-${i + 1}`),
+				fields: { title: `Old ${i + 1}`, ticket_id: `T-${i + 1}`, keep: `kept ${i + 1}` },
+			}));
+			sim.failNext(
+				{ status: 200, body: emptyPage, when: onQuery },
+				{ status: 200, body: emptyPage, when: onQuery },
+			);
+			const since = sim.requests.length;
+			const run = await runBacklog(sim, upsert, { items: tickets(3) });
+			expect(run.error).toBeUndefined();
+			const asked = (sim.requests[since].body as { condition: { value: string[] } }).condition
+				.value;
+			expect(asked[asked.length - 1] === uidOf('K-1')).toBe(known);
+			for (let i = 1; i <= 3; i++)
+				expect(sim.tasks.get(uidOf(`T-${i}`))!.fields).toEqual({
+					title: `Ticket ${i}`,
+					ticket_id: `T-${i}`,
+					keep: `kept ${i}`,
+				});
+			expect(sent(sim, 'PUT').slice(known ? 1 : 0)).toHaveLength(0);
+		},
+	);
+
+	it.each(knowing)(
+		'a server that applies only the start of a long uid list: the tasks past it are found and kept (%s)',
+		async (_, known) => {
+			await writeKnownTask(known);
+			for (const i of [1, 3])
+				sim.seedTasks(1, () => ({
+					uid: uidOf(`T-${i}`),
+					fields: { title: `Old ${i}`, ticket_id: `T-${i}`, keep: `kept ${i}` },
+				}));
+			const first = { ...sim.tasks.get(uidOf('T-1'))! } as unknown as IDataObject;
+			sim.failNext(
+				{ status: 200, body: { items: [first], meta: {} }, when: onQuery },
+				{ status: 200, body: emptyPage, when: onQuery },
+			);
+			const run = await runBacklog(sim, upsert, { items: tickets(3) });
+			expect(run.error).toBeUndefined();
+			expect(sim.tasks.get(uidOf('T-1'))!.fields.keep).toBe('kept 1');
+			expect(sim.tasks.get(uidOf('T-3'))!.fields.keep).toBe('kept 3');
+			expect(sim.tasks.size).toBe(known ? 4 : 3);
+		},
+	);
 });
 
 describe('Batch too large only from a 413 or a 422 about the list', () => {

@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import { responseBody } from '../transport/errors';
-import { readTasksByUid } from './readByUid';
+import { readTasksByUid, sawTask } from './readByUid';
 
 /**
  * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
@@ -49,6 +49,17 @@ function sentBody({ body, current }: Planned): IDataObject {
 
 /** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
 const acceptedBatchSize = new WeakMap<BacklogClient, number>();
+
+/**
+ * Passes what one run learnt of the server's batch size on to others that send to it: the executions sharing requests
+ * (coalesce.ts), so that each does not learn it again with a refused batch of its own.
+ */
+export function shareAcceptedBatchSize(from: BacklogClient, to: Iterable<BacklogClient>) {
+	const size = acceptedBatchSize.get(from);
+	if (size === undefined) return;
+	for (const client of to)
+		acceptedBatchSize.set(client, Math.min(size, acceptedBatchSize.get(client) ?? Infinity));
+}
 
 /**
  * Whether an error says the batch was too long, and the size to try next: a 413, or a 422 about the `items` list
@@ -259,11 +270,12 @@ export async function writeAll(
 			acceptedBatchSize.set(client, outcome.retryWith);
 			continue;
 		}
-		outcome.forEach((result, index) => {
+		for (const [index, result] of outcome.entries()) {
 			const { write, at } = sending[index];
 			results[at] = result;
 			if ('error' in result && write.owner) write.owner.failed = true;
-		});
+			else if ('task' in result) await sawTask(client, write.uid);
+		}
 		position += slice.length;
 	}
 	return results;

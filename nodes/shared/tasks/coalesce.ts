@@ -2,8 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
-import type { Planned, WriteResult } from './batches';
-import { writeAll } from './batches';
+import type { Method, Planned, WriteResult } from './batches';
+import { shareAcceptedBatchSize, writeAll } from './batches';
 import { readTasksByUid, UIDS_PER_READ } from './readByUid';
 
 /**
@@ -23,6 +23,15 @@ export const MAX_WAITING = 10_000;
 
 /** Batches one turn of a write lane sends at most (see Lane). */
 const BATCHES_PER_TURN = 10;
+
+/**
+ * While a burst is still arriving, a turn waits for it at most this many request spacings after the oldest waiting
+ * entry arrived (3 s at 60 a minute): few large requests instead of many small ones, as a Kafka producer's linger.ms.
+ */
+const MAX_LINGER_SPACINGS = 3;
+
+/** A burst is still arriving while entries come less than this share of a request spacing apart. */
+const ARRIVING = 0.25;
 
 interface Waiting<E, R> {
 	owner: BacklogClient;
@@ -48,15 +57,27 @@ class Lane<E, R> {
 
 	private lastSentAt = -Infinity;
 
+	/** When the oldest waiting entry arrived (the lane's turn started waiting for it), and the newest. */
+	private firstArrivalAt = Infinity;
+
+	private lastArrivalAt = -Infinity;
+
 	/**
 	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
 	 * is sent in turns, taken round robin with the others waiting, so an event that arrives meanwhile waits one turn,
 	 * not the whole run.
+	 * @param fullSize how many entries fill one request: a turn lingering for a burst goes once that many wait.
 	 */
 	constructor(
 		private readonly send: Send<E, R>,
 		private readonly groupSize: (first: E) => number,
+		private readonly fullSize: (first: E) => number,
 	) {}
+
+	/** The executions with entries in the lane (those being sent included). */
+	owners(): BacklogClient[] {
+		return this.waiting.map((waiting) => waiting.owner);
+	}
 
 	async submit(owner: BacklogClient, entries: E[]): Promise<R[]> {
 		if (entries.length === 0) return [];
@@ -66,6 +87,8 @@ class Lane<E, R> {
 			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
 		);
 		this.waitingEntries += entries.length;
+		this.lastArrivalAt = Date.now();
+		this.firstArrivalAt = Math.min(this.firstArrivalAt, this.lastArrivalAt);
 		void this.pump();
 		return await done;
 	}
@@ -99,14 +122,23 @@ class Lane<E, R> {
 	/**
 	 * Another execution's request right after one went: events are arriving in a stream or a burst, which the spec asks
 	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
-	 * passed since the last request, and what arrives meanwhile goes along. A lone event (nothing sent for a spacing)
-	 * and the turns of one large run go at once.
+	 * passed since the last request, and what arrives meanwhile goes along; while entries still arrive less than a
+	 * quarter spacing apart (a burst), it waits for them until a request is full, up to MAX_LINGER_SPACINGS after the
+	 * oldest arrived. A lone event (nothing sent for a spacing) and the turns of one large run go at once.
 	 */
 	private async linger() {
-		const { owner } = this.waiting[0];
-		if (owner === this.lastOwner || this.lastSentAt === -Infinity) return;
-		const wait = this.lastSentAt + (await owner.requestSpacingMs()) - Date.now();
+		const first = this.waiting[0];
+		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return;
+		const spacing = await first.owner.requestSpacingMs();
+		const wait = this.lastSentAt + spacing - Date.now();
 		if (wait > 0) await sleep(wait);
+		const until = this.firstArrivalAt + MAX_LINGER_SPACINGS * spacing;
+		const full = this.fullSize(first.entries[first.taken]);
+		while (this.waitingEntries < full && Date.now() - this.lastArrivalAt < ARRIVING * spacing) {
+			const left = until - Date.now();
+			if (left <= 0) return;
+			await sleep(Math.min(left, ARRIVING * spacing));
+		}
 	}
 
 	private drop(waiting: Waiting<E, R>, error: unknown) {
@@ -126,6 +158,8 @@ class Lane<E, R> {
 			waiting.taken += count;
 			this.waitingEntries -= count;
 		}
+		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
+		this.firstArrivalAt = this.waitingEntries > 0 ? Date.now() : Infinity;
 		let results: R[];
 		try {
 			results = await this.send(sender, entries);
@@ -184,21 +218,35 @@ function owned<R>(owner: BacklogClient, result: R): R {
 	return result;
 }
 
-const lanes = new Map<string, Lane<unknown, unknown>>();
+/** Tasks this process wrote lately, per caller: what another execution's older read does not show yet. */
+interface Written {
+	task: IDataObject;
+	at: number;
+}
 
-async function laneOf<E, R>(
-	client: BacklogClient,
-	kind: string,
-	send: Send<E, R>,
-	groupSize: (first: E) => number,
-): Promise<Lane<E, R>> {
-	const name = `${await client.callerKey()} ${kind}`;
-	let lane = lanes.get(name);
-	if (!lane) {
-		lane = new Lane(send as Send<unknown, unknown>, groupSize as (first: unknown) => number);
-		lanes.set(name, lane);
-	}
-	return lane as Lane<E, R>;
+/** Tasks remembered per caller at most (the oldest are forgotten first). */
+const MAX_REMEMBERED = 10_000;
+
+/** What one caller (BacklogClient.callerKey) shares in this process: its lanes, and the tasks it wrote lately. */
+interface Caller {
+	reads?: Lane<string, IDataObject | undefined>;
+	writes: Map<Method, Lane<Planned, WriteResult>>;
+	written: Map<string, Written>;
+}
+
+const callers = new Map<string, Caller>();
+
+async function callerOf(client: BacklogClient): Promise<Caller> {
+	const key = await client.callerKey();
+	let caller = callers.get(key);
+	if (!caller) callers.set(key, (caller = { writes: new Map(), written: new Map() }));
+	return caller;
+}
+
+/** The executions of a caller with entries in any of its lanes. */
+function companyOf(caller: Caller): BacklogClient[] {
+	const lanes = [caller.reads, ...caller.writes.values()];
+	return [...new Set(lanes.flatMap((lane) => lane?.owners() ?? []))];
 }
 
 /** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
@@ -206,17 +254,17 @@ export async function readTasksShared(
 	client: BacklogClient,
 	uids: string[],
 ): Promise<Map<string, IDataObject>> {
-	const lane = await laneOf<string, IDataObject | undefined>(
-		client,
-		'read',
+	const caller = await callerOf(client);
+	caller.reads ??= new Lane(
 		async (sender, all) => {
 			const found = await readTasksByUid(sender, all);
 			return all.map((uid) => found.get(uid));
 		},
 		() => UIDS_PER_READ,
+		() => UIDS_PER_READ,
 	);
 	const unique = [...new Set(uids)];
-	const tasks = await lane.submit(client, unique);
+	const tasks = await caller.reads.submit(client, unique);
 	const found = new Map<string, IDataObject>();
 	unique.forEach((uid, index) => {
 		const task = tasks[index];
@@ -234,31 +282,25 @@ export async function sendWritesShared(
 	writes: Planned[],
 ): Promise<WriteResult[]> {
 	if (writes.length === 0) return [];
-	const key = await client.callerKey();
-	const lane = await laneOf<Planned, WriteResult>(
-		client,
-		writes[0].method,
-		async (sender, all) => await sendInRounds(sender, all, writtenOf(key)),
-		(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-	);
+	const caller = await callerOf(client);
+	const { method } = writes[0];
+	let lane = caller.writes.get(method);
+	if (!lane) {
+		lane = new Lane(
+			async (sender, all) => {
+				// The batch size the server accepts (learnt from a refused batch) is learnt once for the executions of the
+				// caller under way, not again by each with a refused batch of its own.
+				for (const owner of companyOf(caller)) shareAcceptedBatchSize(owner, [sender]);
+				const results = await sendInRounds(sender, all, caller.written);
+				shareAcceptedBatchSize(sender, companyOf(caller));
+				return results;
+			},
+			(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+			(first) => first.owner?.batchSize ?? 1,
+		);
+		caller.writes.set(method, lane);
+	}
 	return await lane.submit(client, writes);
-}
-
-/** Tasks this process wrote lately, per caller: what another execution's older read does not show yet. */
-interface Written {
-	task: IDataObject;
-	at: number;
-}
-
-/** Tasks remembered per caller at most (the oldest are forgotten first). */
-const MAX_REMEMBERED = 10_000;
-
-const writtenByCaller = new Map<string, Map<string, Written>>();
-
-function writtenOf(key: string): Map<string, Written> {
-	let written = writtenByCaller.get(key);
-	if (!written) writtenByCaller.set(key, (written = new Map()));
-	return written;
 }
 
 function remember(written: Map<string, Written>, uid: string, task: IDataObject) {

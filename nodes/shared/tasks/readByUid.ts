@@ -30,6 +30,10 @@ const hasStatus = (error: unknown, ...statuses: string[]) =>
  * asked for) or misses tasks it has (a task the query did not return is found by GET) is read one task at a time
  * with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong: a task taken for absent would be
  * created with PUT, which replaces it on a server that reads PUT as a replace.
+ *
+ * Whether the query missed a task is checked at no cost when the caller knows a task that exists (see probeFor): it
+ * is asked for last, and its coming back shows the server applied the whole list. Otherwise one GET checks the last
+ * uid not found (confirmedAbsent).
  */
 export async function readTasksByUid(
 	client: BacklogClient,
@@ -38,11 +42,39 @@ export async function readTasksByUid(
 ): Promise<Map<string, IDataObject>> {
 	const unique = [...new Set(uids)];
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
-		const found = await readByCondition(client, unique, itemIndex);
-		if (found && (await confirmedAbsent(client, unique, found, itemIndex))) return found;
+		const key = await client.callerKey();
+		const probe = probeFor(key, unique);
+		const read = await readByCondition(client, unique, probe, itemIndex);
+		if (read) {
+			for (const uid of read.found.keys()) knownTasks.set(key, uid);
+			if (read.probed || (await confirmedAbsent(client, unique, read.found, itemIndex)))
+				return read.found;
+		}
 		readsOneByOne.add(client);
 	}
-	return await readOneByOne(client, unique, itemIndex);
+	const found = await readOneByOne(client, unique, itemIndex);
+	for (const uid of found.keys()) await sawTask(client, uid);
+	return found;
+}
+
+/** Per caller (BacklogClient.callerKey): the uid of a task it has lately read or written, known to exist. */
+const knownTasks = new Map<string, string>();
+
+/** Remembers that a task exists, as this caller read or wrote it: later bulk reads ask for it last (probeFor). */
+export async function sawTask(client: BacklogClient, uid: string) {
+	knownTasks.set(await client.callerKey(), uid);
+}
+
+/**
+ * A task to ask for at the end of a bulk read, besides the uids wanted: one this caller has seen lately. A server that
+ * answers with it has applied the whole list (a server that ignores `uid in` or applies only the start of a long list
+ * would leave it out), so the tasks not found are not there, with no GET to confirm it. It may be gone or archived
+ * since: then the read is confirmed the usual way. The same list, less the tasks found, is then asked for archived:
+ * whether a server applies the condition does not depend on the `archived` parameter.
+ */
+function probeFor(key: string, unique: string[]): string | undefined {
+	const uid = knownTasks.get(key);
+	return uid === undefined || unique.includes(uid) ? undefined : uid;
 }
 
 /**
@@ -61,19 +93,25 @@ async function confirmedAbsent(
 	return (await readOneByOne(client, [missing], itemIndex)).size === 0;
 }
 
-/** The tasks by `uid in [...]`; undefined when the server does not take that condition. */
+/**
+ * The tasks by `uid in [...]`, and whether every query for tasks not archived returned the probe (see probeFor);
+ * undefined when the server does not take that condition.
+ */
 async function readByCondition(
 	client: BacklogClient,
 	unique: string[],
+	probe: string | undefined,
 	itemIndex?: number,
-): Promise<Map<string, IDataObject> | undefined> {
+): Promise<{ found: Map<string, IDataObject>; probed: boolean } | undefined> {
 	const found = new Map<string, IDataObject>();
+	let probed = probe !== undefined;
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
 		let start = 0;
 		while (start < missing.length) {
 			const size = acceptedUidsPerRead.get(client) ?? UIDS_PER_READ;
 			const chunk = missing.slice(start, start + size);
+			if (probe !== undefined && !archived) chunk.push(probe);
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
@@ -100,15 +138,18 @@ async function readByCondition(
 				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
 				continue;
 			}
+			const returned = new Set<string>();
 			for (const task of tasks) {
 				const uid = String(task.uid).toLowerCase();
 				if (!wanted.has(uid)) return undefined;
-				found.set(uid, task);
+				returned.add(uid);
+				if (uid !== probe) found.set(uid, task);
 			}
-			start += chunk.length;
+			if (!archived && probe !== undefined && !returned.has(probe)) probed = false;
+			start += size;
 		}
 	}
-	return found;
+	return { found, probed };
 }
 
 /** The tasks by GET /tasks/{uid} (archived or not), a 404 meaning there is none. */

@@ -3,6 +3,7 @@
 // for our contender.
 import type { LoggedRequest, Simulator } from '../simulator/simulator';
 import type { EventsContender, EventsScenario } from './events-options';
+import { table } from './format';
 import type { EventRecord, EventsRunPlan } from './events-run';
 import { runRequests, titleOf } from './events-run';
 
@@ -143,14 +144,7 @@ export function eventsTable(rows: EventsFigures[]): string {
 			: `${s(f.latencyMs.p50)} / ${s(f.latencyMs.p95)} / ${s(f.latencyMs.max)}`,
 		byKind(f.requestsByKind),
 	]);
-	const widths = header.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i].length)));
-	const line = (row: string[]) =>
-		`| ${row.map((cell, i) => (i < 3 || i === row.length - 1 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join(' | ')} |`;
-	return [
-		line(header),
-		`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`,
-		...cells.map(line),
-	].join('\n');
+	return table(header, cells);
 }
 
 export interface EventsTarget {

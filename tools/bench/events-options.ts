@@ -21,13 +21,17 @@ Latency is from an event's webhook call to its task being stored. Prints a table
   --events-lone-gap-ms N       (default: one window + 1 s, so each finds the window fresh)
   --events-http-max N          at most N events per run for the http contender (default: no cap)
   --events-baseline-max 60     at most N events per run for the baseline (it takes minutes per 100 events)
+  --events-queue-workers 0     also run ours in n8n queue mode (Redis, main + this many workers; 0: skip)
+  --events-queue 1000          events sent at once in that run
+  --events-queue-concurrency 10
+                               each worker's --concurrency (n8n's default: 10)
   --events-baseline 5001a36^   the git ref of the baseline: built in a temporary git worktree and packed
   --window-ms 60000            the server's window and the credential's Rate Limit Window
   --out bench-results          where to write events.json
 `;
 
 export type EventsContender = 'ours' | 'http' | 'baseline';
-export type EventsScenario = 'lone' | 'atOnce' | 'spread';
+export type EventsScenario = 'lone' | 'atOnce' | 'spread' | 'queue';
 export const EVENTS_CONTENDERS: EventsContender[] = ['ours', 'http', 'baseline'];
 
 export interface EventsOptions {
@@ -41,6 +45,9 @@ export interface EventsOptions {
 	httpMax: number;
 	baselineMax: number;
 	baselineRef: string;
+	queueWorkers: number;
+	queueEvents: number;
+	queueConcurrency: number;
 	windowMs: number;
 	out: string;
 }
@@ -57,6 +64,9 @@ const FLAGS: Record<string, FlagKind> = {
 	'--events-http-max': 'value',
 	'--events-baseline-max': 'value',
 	'--events-baseline': 'value',
+	'--events-queue-workers': 'value',
+	'--events-queue': 'value',
+	'--events-queue-concurrency': 'value',
 	'--window-ms': 'value',
 	'--out': 'value',
 };
@@ -72,6 +82,9 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 		httpMax: Infinity,
 		baselineMax: 60,
 		baselineRef: '5001a36^',
+		queueWorkers: 0,
+		queueEvents: 1000,
+		queueConcurrency: 10,
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 	};
@@ -106,6 +119,15 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				break;
 			case '--events-baseline':
 				options.baselineRef = arg.nonEmpty('a git ref');
+				break;
+			case '--events-queue-workers':
+				options.queueWorkers = arg.int(0, 16);
+				break;
+			case '--events-queue':
+				options.queueEvents = arg.int(1, 100_000);
+				break;
+			case '--events-queue-concurrency':
+				options.queueConcurrency = arg.int(1, 1000);
 				break;
 			case '--window-ms':
 				options.windowMs = arg.int(100, 3_600_000);

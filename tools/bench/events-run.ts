@@ -28,6 +28,8 @@ export interface EventsRunPlan {
 	events: number;
 	/** spread: over how many ms; lone: the least time between two sends */
 	overMs: number;
+	/** queue mode: the workers (0: regular mode) */
+	queueWorkers: number;
 	token: string;
 	credential: W.CredentialRef;
 	webhookPath: string;
@@ -100,6 +102,7 @@ export function planRun(
 	events: number,
 	overMs: number,
 	baseUrl: string,
+	queueWorkers = 0,
 ): EventsRunPlan {
 	const key = `${major}${contender}${scenario}`;
 	const id = `bEv${major}${contender.slice(0, 4)}${scenario.slice(0, 4)}`
@@ -119,6 +122,7 @@ export function planRun(
 		scenario,
 		events,
 		overMs,
+		queueWorkers,
 		token,
 		credential,
 		webhookPath,
@@ -200,7 +204,7 @@ export async function sendEvents(
 	};
 	const started = Date.now();
 	try {
-		if (plan.scenario === 'atOnce') {
+		if (plan.scenario === 'atOnce' || plan.scenario === 'queue') {
 			await Promise.all(records.map(deliver));
 		} else if (plan.scenario === 'spread') {
 			// evenly over overMs, each at its own instant whatever the answers before it

@@ -13,7 +13,10 @@ import {
 	N8nUserFolder,
 	packPackage,
 	type N8nMajor,
+	type N8nServer,
 } from '../n8n/n8n';
+import { startQueueCluster } from '../n8n/queue';
+import { ensureRedis, startRedis } from '../n8n/redis';
 import { startSimulator, type Simulator } from '../simulator/simulator';
 import { packAtRef } from './baseline';
 import {
@@ -35,7 +38,7 @@ import { EVENTS_LIMIT, importRuns, planRun, sendEvents, type EventsRunPlan } fro
 
 const log = (line: string) => process.stderr.write(`[bench:events] ${line}\n`);
 /** Lone events first, while nothing else has run in that n8n. */
-const SCENARIOS: EventsScenario[] = ['lone', 'atOnce', 'spread'];
+const SCENARIOS: Exclude<EventsScenario, 'queue'>[] = ['lone', 'atOnce', 'spread'];
 
 function plansFor(
 	options: EventsOptions,
@@ -43,7 +46,7 @@ function plansFor(
 	contenders: EventsContender[],
 	baseUrl: string,
 ): EventsRunPlan[] {
-	const sizes: Record<EventsScenario, { n: number; overMs: number }> = {
+	const sizes: Record<(typeof SCENARIOS)[number], { n: number; overMs: number }> = {
 		lone: { n: options.lone, overMs: options.loneGapMs ?? options.windowMs + 1000 },
 		atOnce: { n: options.atOnce, overMs: 0 },
 		spread: { n: options.spread, overMs: options.spreadSeconds * 1000 },
@@ -58,6 +61,39 @@ function plansFor(
 	return plans;
 }
 
+/** `n8n start`, or in queue mode a main and workers on a Redis of their own; what serves the webhooks, and its stop. */
+async function startN8n(
+	folder: N8nUserFolder,
+	queueWorkers: number,
+	options: EventsOptions,
+): Promise<{ server: N8nServer; stop: () => Promise<void> }> {
+	const maxLifetimeMs = 3 * 60 * 60_000;
+	if (queueWorkers === 0) {
+		const server = await folder.start({ timeoutMs: 180_000, maxLifetimeMs });
+		return { server, stop: () => server.stop() };
+	}
+	const redisAvailability = ensureRedis(log);
+	if ('skipped' in redisAvailability)
+		throw new Error(`--events-queue-workers needs redis-server: ${redisAvailability.skipped}`);
+	const redis = await startRedis(redisAvailability.bin, log);
+	const cluster = await startQueueCluster(folder, redis, {
+		workers: queueWorkers,
+		concurrency: options.queueConcurrency,
+		log,
+		maxLifetimeMs,
+	}).catch(async (error: Error) => {
+		await redis.stop();
+		throw error;
+	});
+	return {
+		server: cluster.main,
+		stop: async () => {
+			await cluster.stop();
+			await redis.stop();
+		},
+	};
+}
+
 /** One n8n with one package installed: its runs one after the other, each with the server to itself. */
 async function runPackage(
 	major: N8nMajor,
@@ -65,13 +101,14 @@ async function runPackage(
 	plans: EventsRunPlan[],
 	sim: Simulator,
 	options: EventsOptions,
+	queueWorkers = 0,
 ): Promise<EventsFigures[]> {
 	const install = await ensureN8n(major, log);
 	const folder = await N8nUserFolder.create(install, { tgz, log });
 	const rows: EventsFigures[] = [];
 	try {
 		await importRuns(folder, plans, sim.url, options.windowMs);
-		const server = await folder.start({ timeoutMs: 180_000, maxLifetimeMs: 3 * 60 * 60_000 });
+		const { server, stop } = await startN8n(folder, queueWorkers, options);
 		try {
 			for (const plan of plans)
 				await folder.waitForWebhook(server.baseUrl, plan.webhookPath, 120_000);
@@ -83,7 +120,7 @@ async function runPackage(
 				rows.push(figures);
 			}
 		} finally {
-			await server.stop();
+			await stop();
 		}
 	} finally {
 		await folder.dispose();
@@ -109,10 +146,31 @@ export async function eventsBench(argv: string[]): Promise<void> {
 		windowMs: options.windowMs,
 		seed: 19,
 	});
+	const queueWorkers = options.only.includes('ours') ? options.queueWorkers : 0;
 	const packages = options.majors.flatMap((major) => [
-		...(tgz ? [{ major, tgz, plans: plansFor(options, major, ours, sim.url) }] : []),
+		...(tgz
+			? [{ major, tgz, plans: plansFor(options, major, ours, sim.url), queueWorkers: 0 }]
+			: []),
 		...(baseline
-			? [{ major, tgz: baseline.tgz, plans: plansFor(options, major, ['baseline'], sim.url) }]
+			? [
+					{
+						major,
+						tgz: baseline.tgz,
+						plans: plansFor(options, major, ['baseline'], sim.url),
+						queueWorkers: 0,
+					},
+				]
+			: []),
+		// queue mode: a cluster of its own, after the regular runs
+		...(tgz && queueWorkers > 0
+			? [
+					{
+						major,
+						tgz,
+						plans: [planRun(major, 'ours', 'queue', options.queueEvents, 0, sim.url, queueWorkers)],
+						queueWorkers,
+					},
+				]
 			: []),
 	]);
 	sim.configure({
@@ -123,14 +181,14 @@ export async function eventsBench(argv: string[]): Promise<void> {
 	});
 	const rows: EventsFigures[] = [];
 	try {
-		for (const p of packages)
+		for (const p of packages.filter((each) => each.plans.length > 0))
 			rows.push(...(await runPackage(p.major, p.tgz, p.plans, sim, options)));
 	} finally {
 		await sim.stop();
 		disposeAll();
 	}
 	const intro =
-		`Events: ${describeVersions()}, regular mode (sqlite); ${os.cpus().length} CPUs. ` +
+		`Events: ${describeVersions()}, regular mode (sqlite) unless the row says queue mode (Redis, main + workers sharing the sqlite folder); ${os.cpus().length} CPUs. ` +
 		`Simulator: ${EVENTS_LIMIT} requests per ${options.windowMs / 1000} s window per token (fixed window, 429s counted), batch limit 50 undocumented (413). ` +
 		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes; credential Requests per Minute ${EVENTS_LIMIT}, Rate Limit Window ${options.windowMs / 1000} s. ` +
 		`HTTP Request: Webhook → Set → PUT /tasks/{uid}, Retry On Fail (3 tries, 1000 ms). Each run has its own token. ` +

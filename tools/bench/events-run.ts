@@ -216,9 +216,9 @@ export async function sendEvents(
 			);
 		} else {
 			// lone: the next one only once this one is answered and the gap has passed, so none shares anything
-			for (const record of records) {
+			for (const [i, record] of records.entries()) {
+				if (i > 0) await sleep(Math.max(0, records[i - 1].sentAt + plan.overMs - Date.now()));
 				await deliver(record);
-				await sleep(Math.max(0, record.sentAt + plan.overMs - Date.now()));
 			}
 		}
 	} finally {

@@ -47,6 +47,8 @@ export interface EventRecord {
 	status: number;
 	/** deliveries n8n refused with 503 and that were sent again */
 	resent503: number;
+	/** the start of the last answer that was not a 200, or why there was none */
+	error?: string;
 	/** the first successful write naming the task on the simulator */
 	storedAt?: number;
 }
@@ -191,10 +193,12 @@ export async function sendEvents(
 					body: JSON.stringify(body),
 					dispatcher: agent,
 				});
-				await res.body.dump();
 				record.status = res.statusCode;
-			} catch {
+				if (res.statusCode === 200) await res.body.dump();
+				else record.error = (await res.body.text()).slice(0, 300);
+			} catch (error) {
 				record.status = 0;
+				record.error = (error as Error).message;
 			}
 			record.answeredAt = Date.now();
 			if (record.status !== 503 || attempt === RESEND_503.attempts) return;

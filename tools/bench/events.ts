@@ -117,6 +117,12 @@ async function runPackage(
 				const records = await sendEvents(server, sim, plan);
 				const figures = eventsFigures(plan, records, sim, options.windowMs);
 				log(eventsTable([figures]).split('\n')[2]);
+				const failures = new Map<string, number>();
+				for (const record of records.filter((each) => each.status !== 200)) {
+					const why = `HTTP ${record.status}: ${(record.error ?? '').slice(0, 120)}`;
+					failures.set(why, (failures.get(why) ?? 0) + 1);
+				}
+				for (const [why, count] of failures) log(`  ${count} failed answer(s): ${why}`);
 				rows.push(figures);
 			}
 		} finally {

@@ -126,6 +126,10 @@ async function runPackage(
 				rows.push(figures);
 			}
 		} finally {
+			// n8n's own log beside events.json: what it said about failed webhook answers
+			fs.mkdirSync(options.out, { recursive: true });
+			const name = `n8n-${major}.x-${plans[0].contender}${queueWorkers ? '-queue' : ''}.log`;
+			fs.writeFileSync(path.join(options.out, name), server.logs());
 			await stop();
 		}
 	} finally {

@@ -192,7 +192,7 @@ export async function eventsBench(argv: string[]): Promise<void> {
 	const rows: EventsFigures[] = [];
 	try {
 		for (const p of packages.filter((each) => each.plans.length > 0))
-			rows.push(...(await runPackage(p.major, p.tgz, p.plans, sim, options)));
+			rows.push(...(await runPackage(p.major, p.tgz, p.plans, sim, options, p.queueWorkers)));
 	} finally {
 		await sim.stop();
 		disposeAll();

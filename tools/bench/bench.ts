@@ -1,6 +1,7 @@
 // `npm run bench`: the Task Backlog node against the way users do the same job today (the HTTP Request node, one PUT
 // per item), in a real n8n, against the simulator of the service with its rate limit on and a time-scaled minute.
 // Not part of `npm test`. Flags: see USAGE in options.ts (`npm run bench -- --help` prints it).
+import { eventsBench } from './events';
 import { parseArgs } from './options';
 import { queueBench } from './queue';
 import { reportAgain, writeReport } from './report';
@@ -9,6 +10,8 @@ import { runBench } from './run';
 async function main() {
 	// --queue: the scale-out run in n8n's queue mode (issue 14), a bench of its own (tools/bench/queue.ts)
 	if (process.argv.includes('--queue')) return await queueBench(process.argv.slice(2));
+	// --events: one-ticket executions at once, spread and alone (issue 19), a bench of its own (tools/bench/events.ts)
+	if (process.argv.includes('--events')) return await eventsBench(process.argv.slice(2));
 	const options = parseArgs(process.argv.slice(2));
 	if (options.reportFrom.length > 0) return reportAgain(options);
 	const started = Date.now();

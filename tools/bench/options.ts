@@ -27,6 +27,8 @@ Prints tables; writes bench-results/bench.json and bench-results/requests-over-t
                             (e.g. one per n8n major), into --out
   --queue                   instead: the scale-out run in n8n queue mode (Redis, main + workers) at the real
                             minute; npm run bench -- --queue --help lists its flags
+  --events                  instead: one-ticket executions at once, spread and alone (real minute); npm run bench
+                            -- --events --help lists its flags
 `;
 
 export type ContenderKey = 'auto' | 'define' | 'http';

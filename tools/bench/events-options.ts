@@ -1,0 +1,154 @@
+// The command line of `npm run bench -- --events` (issue 19): its flags, their defaults, and the usage `--help` prints.
+import * as path from 'path';
+
+import { fail, readArgs, type FlagKind } from '../cli/args';
+import type { N8nMajor } from '../n8n/n8n';
+
+export const EVENTS_USAGE = `npm run bench -- --events [flags]: one-ticket executions (Webhook → create or update one task),
+in a real n8n (regular mode), against the simulator at 60 requests per window with its undocumented batch limit of 50.
+Latency is from an event's webhook call to its task being stored. Prints a table; writes <out>/events.json.
+
+  --majors 2|1|2,1             n8n majors to run (default 2)
+  --events-only ours,http,baseline
+                               contenders: ours = this package (examples/create-and-forget.json), http = Webhook →
+                               HTTP Request PUT /tasks/{uid} (Retry On Fail, n8n's defaults), baseline = the same
+                               workflow as ours on the package built from --events-baseline (default: all three)
+  --events-at-once 300         events sent at once (0: skip)
+  --events-spread 1000         events sent evenly over --events-spread-seconds (0: skip)
+  --events-spread-seconds 300
+  --events-lone 3              lone events, each sent once the one before is stored and --events-lone-gap-ms has
+                               passed, with no other traffic (0: skip)
+  --events-lone-gap-ms N       (default: one window + 1 s, so each finds the window fresh)
+  --events-http-max N          at most N events per run for the http contender (default: no cap)
+  --events-baseline-max 60     at most N events per run for the baseline (it takes minutes per 100 events)
+  --events-queue-workers 0     also run ours in n8n queue mode (Redis, main + this many workers; 0: skip)
+  --events-queue 1000          events sent at once in that run
+  --events-queue-concurrency 10
+                               each worker's --concurrency (n8n's default: 10)
+  --events-baseline 5001a36^   the git ref of the baseline: built in a temporary git worktree and packed
+  --window-ms 60000            the server's window and the credential's Rate Limit Window
+  --out bench-results          where to write events.json
+`;
+
+export type EventsContender = 'ours' | 'http' | 'baseline';
+export type EventsScenario = 'lone' | 'atOnce' | 'spread' | 'queue';
+export const EVENTS_CONTENDERS: EventsContender[] = ['ours', 'http', 'baseline'];
+
+export interface EventsOptions {
+	majors: N8nMajor[];
+	only: EventsContender[];
+	atOnce: number;
+	spread: number;
+	spreadSeconds: number;
+	lone: number;
+	loneGapMs?: number;
+	httpMax: number;
+	baselineMax: number;
+	baselineRef: string;
+	queueWorkers: number;
+	queueEvents: number;
+	queueConcurrency: number;
+	windowMs: number;
+	out: string;
+}
+
+const FLAGS: Record<string, FlagKind> = {
+	'--events': 'switch',
+	'--majors': 'value',
+	'--events-only': 'value',
+	'--events-at-once': 'value',
+	'--events-spread': 'value',
+	'--events-spread-seconds': 'value',
+	'--events-lone': 'value',
+	'--events-lone-gap-ms': 'value',
+	'--events-http-max': 'value',
+	'--events-baseline-max': 'value',
+	'--events-baseline': 'value',
+	'--events-queue-workers': 'value',
+	'--events-queue': 'value',
+	'--events-queue-concurrency': 'value',
+	'--window-ms': 'value',
+	'--out': 'value',
+};
+
+export function parseEventsArgs(argv: string[]): EventsOptions {
+	const options: EventsOptions = {
+		majors: [2],
+		only: [...EVENTS_CONTENDERS],
+		atOnce: 300,
+		spread: 1000,
+		spreadSeconds: 300,
+		lone: 3,
+		httpMax: Infinity,
+		baselineMax: 60,
+		baselineRef: '5001a36^',
+		queueWorkers: 0,
+		queueEvents: 1000,
+		queueConcurrency: 10,
+		windowMs: 60_000,
+		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
+	};
+	readArgs(argv, { usage: EVENTS_USAGE, flags: FLAGS }, (arg) => {
+		switch (arg.flag) {
+			case '--majors':
+				options.majors = arg.list().map((m) => Number(m) as N8nMajor);
+				break;
+			case '--events-only':
+				options.only = arg.list() as EventsContender[];
+				break;
+			case '--events-at-once':
+				options.atOnce = arg.int(0, 100_000);
+				break;
+			case '--events-spread':
+				options.spread = arg.int(0, 100_000);
+				break;
+			case '--events-spread-seconds':
+				options.spreadSeconds = arg.number();
+				break;
+			case '--events-lone':
+				options.lone = arg.int(0, 1000);
+				break;
+			case '--events-lone-gap-ms':
+				options.loneGapMs = arg.int(0, 3_600_000);
+				break;
+			case '--events-http-max':
+				options.httpMax = arg.int(1, 100_000);
+				break;
+			case '--events-baseline-max':
+				options.baselineMax = arg.int(1, 100_000);
+				break;
+			case '--events-baseline':
+				options.baselineRef = arg.nonEmpty('a git ref');
+				break;
+			case '--events-queue-workers':
+				options.queueWorkers = arg.int(0, 16);
+				break;
+			case '--events-queue':
+				options.queueEvents = arg.int(1, 100_000);
+				break;
+			case '--events-queue-concurrency':
+				options.queueConcurrency = arg.int(1, 1000);
+				break;
+			case '--window-ms':
+				options.windowMs = arg.int(100, 3_600_000);
+				break;
+			case '--out':
+				options.out = path.resolve(arg.text());
+				break;
+		}
+	});
+	if (options.majors.some((m) => m !== 1 && m !== 2))
+		fail('--majors takes 1 and/or 2', EVENTS_USAGE);
+	if (options.only.some((c) => !EVENTS_CONTENDERS.includes(c)))
+		fail('--events-only takes ours, http and/or baseline', EVENTS_USAGE);
+	if (!(options.spreadSeconds > 0))
+		fail('--events-spread-seconds takes a positive number', EVENTS_USAGE);
+	return options;
+}
+
+/** How many events a contender gets in a run of `n` (the slow contenders may be capped). */
+export function eventsFor(options: EventsOptions, contender: EventsContender, n: number): number {
+	if (contender === 'http') return Math.min(n, options.httpMax);
+	if (contender === 'baseline') return Math.min(n, options.baselineMax);
+	return n;
+}

@@ -1,0 +1,263 @@
+// The runs of `npm run bench -- --events`: the workflows (one per run, each with its own webhook path, token and
+// credential, so the simulator's log and windows tell the runs apart and no run inherits another's limiter), the
+// senders of events (at once, spread, lone) and what each event became on the simulator.
+import { randomUUID } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Agent, request } from 'undici';
+
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { sleep } from '../n8n/helpers';
+import type { N8nMajor, N8nServer, N8nUserFolder } from '../n8n/n8n';
+import type { Json, Workflow } from '../n8n/workflows';
+import * as W from '../n8n/workflows';
+import type { LoggedRequest, Simulator } from '../simulator/simulator';
+import type { EventsContender, EventsScenario } from './events-options';
+
+export const EVENTS_LIMIT = 60;
+/** n8n's Retry On Fail defaults, as a user of the HTTP Request node leaves them. */
+const HTTP_RETRY = { maxTries: 3, waitBetweenTries: 1000 };
+/** A sender of events sends a delivery n8n refused with 503 again (n8n 1.x: 'Database is not ready!' under a burst). */
+const RESEND_503 = { attempts: 5, delayMs: 2000 };
+const ANSWER_TIMEOUT_MS = 30 * 60_000;
+
+export interface EventsRunPlan {
+	major: N8nMajor;
+	contender: EventsContender;
+	scenario: EventsScenario;
+	events: number;
+	/** spread: over how many ms; lone: the least time between two sends */
+	overMs: number;
+	/** queue mode: the workers (0: regular mode) */
+	queueWorkers: number;
+	token: string;
+	credential: W.CredentialRef;
+	webhookPath: string;
+	workflow: Workflow;
+	prefix: string;
+}
+
+export interface EventRecord {
+	ticket: string;
+	uid: string;
+	/** ms since the epoch of the event's first webhook call */
+	sentAt: number;
+	answeredAt: number;
+	/** the webhook's last answer (0: no answer) */
+	status: number;
+	/** deliveries n8n refused with 503 and that were sent again */
+	resent503: number;
+	/** the start of the last answer that was not a 200, or why there was none */
+	error?: string;
+	/** the first successful write naming the task on the simulator */
+	storedAt?: number;
+}
+
+export const ticketUid = (ticket: string) => uuidV5(ticket, DEFAULT_EXTERNAL_ID_NAMESPACE);
+export const titleOf = (ticket: string) => `Event ${ticket}`;
+
+/** examples/create-and-forget.json as the bench runs it: its own path and credential, answering when stored. */
+function ourWorkflow(id: string, webhookPath: string, credential: W.CredentialRef): Workflow {
+	const file = path.resolve(__dirname, '..', '..', '..', 'examples', 'create-and-forget.json');
+	const workflow = JSON.parse(fs.readFileSync(file, 'utf8')) as Workflow;
+	workflow.id = id;
+	workflow.name = `bench events: ${webhookPath}`;
+	for (const node of workflow.nodes) {
+		if (node.type === 'n8n-nodes-base.webhook') {
+			// Respond When Last Node Finishes: the answer says whether the execution stored its task.
+			node.parameters = { ...node.parameters, path: webhookPath, responseMode: 'lastNode' };
+			node.webhookId = randomUUID();
+		}
+		if (node.credentials?.[W.CREDENTIAL_TYPE])
+			node.credentials = { [W.CREDENTIAL_TYPE]: credential };
+	}
+	return workflow;
+}
+
+/** What a user does today: Webhook → Set (ticket) → HTTP Request PUT /tasks/{uid}, Retry On Fail with n8n's defaults. */
+function httpWorkflow(
+	id: string,
+	webhookPath: string,
+	baseUrl: string,
+	credential: W.CredentialRef,
+): Workflow {
+	return W.workflow(id, `bench events: ${webhookPath}`, [
+		W.webhookNode('Ticket event', webhookPath),
+		W.setNode('Ticket', {
+			id: '={{ $json.body.ticket_id }}',
+			title: '={{ $json.body.subject }}',
+			uid: '={{ $json.body.uid }}',
+		}),
+		W.httpPutNode('HTTP Request', baseUrl, credential, {
+			itemsPerBatch: 0,
+			batchIntervalMs: 0,
+			retryOnFail: HTTP_RETRY,
+		}),
+	]);
+}
+
+/** One run's workflow, credential and token. */
+export function planRun(
+	major: N8nMajor,
+	contender: EventsContender,
+	scenario: EventsScenario,
+	events: number,
+	overMs: number,
+	baseUrl: string,
+	queueWorkers = 0,
+): EventsRunPlan {
+	const key = `${major}${contender}${scenario}`;
+	const id = `bEv${major}${contender.slice(0, 4)}${scenario.slice(0, 4)}`
+		.padEnd(16, '0')
+		.slice(0, 16);
+	const token = `bench-events-${process.pid}-${key}`;
+	const credential = { id: `c${id.slice(1)}`, name: `Task Backlog (bench events ${key})` };
+	const webhookPath = `bench-events-${key}`.toLowerCase();
+	const workflow =
+		contender === 'http'
+			? httpWorkflow(id, webhookPath, baseUrl, credential)
+			: ourWorkflow(id, webhookPath, credential);
+	const prefix = `EV${major}${contender.slice(0, 1).toUpperCase()}${scenario.slice(0, 1).toUpperCase()}`;
+	return {
+		major,
+		contender,
+		scenario,
+		events,
+		overMs,
+		queueWorkers,
+		token,
+		credential,
+		webhookPath,
+		workflow,
+		prefix,
+	};
+}
+
+/** The credential a run's workflow uses: Task Backlog at 60 a window, or Header Auth for the HTTP Request node. */
+export function runCredential(plan: EventsRunPlan, baseUrl: string, windowMs: number) {
+	if (plan.contender === 'http') return W.headerAuthCredential(plan.credential, plan.token);
+	return W.backlogCredential(plan.credential, {
+		baseUrl,
+		token: plan.token,
+		requestsPerMinute: EVENTS_LIMIT,
+		rateLimitWindowSeconds: windowMs / 1000,
+	});
+}
+
+/** Imports and activates the runs' credentials and workflows (before `n8n start`). */
+export async function importRuns(
+	folder: N8nUserFolder,
+	plans: EventsRunPlan[],
+	baseUrl: string,
+	windowMs: number,
+): Promise<void> {
+	await folder.importCredentials(plans.map((plan) => runCredential(plan, baseUrl, windowMs)));
+	for (const plan of plans) {
+		await folder.importWorkflow(plan.workflow);
+		await folder.activate(plan.workflow.id);
+	}
+}
+
+/** Sends the run's events as its scenario says and waits for every answer; then when each task was stored. */
+export async function sendEvents(
+	server: N8nServer,
+	sim: Simulator,
+	plan: EventsRunPlan,
+): Promise<EventRecord[]> {
+	const agent = new Agent({
+		headersTimeout: ANSWER_TIMEOUT_MS,
+		bodyTimeout: ANSWER_TIMEOUT_MS,
+		connections: plan.events + 4,
+	});
+	const url = `${server.baseUrl}/webhook/${plan.webhookPath}`;
+	const records: EventRecord[] = Array.from({ length: plan.events }, (_, i) => {
+		const ticket = `${plan.prefix}-${i + 1}`;
+		return {
+			ticket,
+			uid: ticketUid(ticket),
+			sentAt: 0,
+			answeredAt: 0,
+			status: 0,
+			resent503: 0,
+		};
+	});
+	const deliver = async (record: EventRecord) => {
+		record.sentAt = Date.now();
+		const body: Json = { ticket_id: record.ticket, subject: titleOf(record.ticket) };
+		if (plan.contender === 'http') body.uid = record.uid;
+		for (let attempt = 1; ; attempt++) {
+			try {
+				const res = await request(url, {
+					method: 'POST',
+					headers: { 'content-type': 'application/json' },
+					body: JSON.stringify(body),
+					dispatcher: agent,
+				});
+				record.status = res.statusCode;
+				if (res.statusCode === 200) await res.body.dump();
+				else record.error = (await res.body.text()).slice(0, 300);
+			} catch (error) {
+				record.status = 0;
+				record.error = (error as Error).message;
+			}
+			record.answeredAt = Date.now();
+			if (record.status !== 503 || attempt === RESEND_503.attempts) return;
+			record.resent503++;
+			await sleep(RESEND_503.delayMs);
+		}
+	};
+	const started = Date.now();
+	try {
+		if (plan.scenario === 'atOnce' || plan.scenario === 'queue') {
+			await Promise.all(records.map(deliver));
+		} else if (plan.scenario === 'spread') {
+			// evenly over overMs, each at its own instant whatever the answers before it
+			await Promise.all(
+				records.map(async (record, i) => {
+					await sleep(Math.max(0, started + (i * plan.overMs) / plan.events - Date.now()));
+					await deliver(record);
+				}),
+			);
+		} else {
+			// lone: the next one only once this one is answered and the gap has passed, so none shares anything
+			for (const [i, record] of records.entries()) {
+				if (i > 0) await sleep(Math.max(0, records[i - 1].sentAt + plan.overMs - Date.now()));
+				await deliver(record);
+			}
+		}
+	} finally {
+		await agent.close().catch(() => undefined);
+	}
+	const storedAt = storedTimes(sim.requests, plan.token);
+	for (const record of records) record.storedAt = storedAt.get(record.uid);
+	return records;
+}
+
+/** The uids a successful write names: PUT/PATCH /tasks/{uid}, or the items of a batch (written all or nothing). */
+function writtenUids(entry: LoggedRequest): string[] {
+	const one = /^\/tasks\/([0-9a-f-]{36})$/i.exec(entry.path)?.[1];
+	if (one) return [one.toLowerCase()];
+	const items = (entry.body as Json | undefined)?.items;
+	if (!Array.isArray(items)) return [];
+	return items.flatMap((item: Json) => {
+		if (typeof item?.uid === 'string') return [item.uid.toLowerCase()];
+		const ticket = item?.fields?.ticket_id;
+		return typeof ticket === 'string' ? [ticketUid(ticket)] : [];
+	});
+}
+
+/** When each task was first stored: the time of the first successful write naming it, by this token. */
+export function storedTimes(requests: LoggedRequest[], token: string): Map<string, number> {
+	const stored = new Map<string, number>();
+	for (const entry of runRequests(requests, token)) {
+		if (!['PUT', 'POST', 'PATCH'].includes(entry.method)) continue;
+		if (entry.status < 200 || entry.status >= 300) continue;
+		for (const uid of writtenUids(entry)) if (!stored.has(uid)) stored.set(uid, entry.at);
+	}
+	return stored;
+}
+
+/** The simulator's log of one run: its token's requests. */
+export function runRequests(requests: LoggedRequest[], token: string): LoggedRequest[] {
+	return requests.filter((entry) => entry.headers.authorization === `Bearer ${token}`);
+}

@@ -50,6 +50,11 @@ function sentBody({ body, current }: Planned): IDataObject {
 /** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
 const acceptedBatchSize = new WeakMap<BacklogClient, number>();
 
+/** The batch size the server accepted for this client's run, if it refused a longer batch. */
+export function acceptedBatchSizeOf(client: BacklogClient): number {
+	return acceptedBatchSize.get(client) ?? Infinity;
+}
+
 /**
  * Passes what one run learnt of the server's batch size on to others that send to it: the executions sharing requests
  * (coalesce.ts), so that each does not learn it again with a refused batch of its own.
@@ -78,8 +83,23 @@ function tooLarge(error: unknown, count: number): number | undefined {
 	}
 	const stated = Number(/at most (\d+)/i.exec(text)?.[1]);
 	const next =
-		Number.isInteger(stated) && stated >= 1 && stated < count ? stated : Math.floor(count / 2);
+		Number.isInteger(stated) && stated >= 1 && stated < count ? stated : smallerSize(count);
 	return Math.max(1, next);
+}
+
+/**
+ * The batch size to try after `count` was refused without a number: the largest round size (1, 2, 2.5 or 5 × a power
+ * of ten: limits are set as 25, 50, 100 …) from half of `count` up, else half. Halving alone learns a limit of 50 as
+ * 33 from a refused 66 (the shared turns of a burst are of any length), and sends every later batch a third short.
+ */
+function smallerSize(count: number): number {
+	const half = Math.floor(count / 2);
+	for (let power = 10 ** Math.floor(Math.log10(count)); power >= 1; power /= 10)
+		for (const step of [5, 2.5, 2, 1]) {
+			const size = step * power;
+			if (Number.isInteger(size) && size < count && size >= half) return size;
+		}
+	return half;
 }
 
 /** A 422 about the length of the `items` list: a detail located at `items` itself, or a message counting items. */

@@ -3,7 +3,7 @@ import { NodeOperationError, sleep } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import type { Method, Planned, WriteResult } from './batches';
-import { shareAcceptedBatchSize, writeAll } from './batches';
+import { acceptedBatchSizeOf, shareAcceptedBatchSize, writeAll } from './batches';
 import { readTasksByUid, UIDS_PER_READ } from './readByUid';
 
 /**
@@ -66,13 +66,22 @@ class Lane<E, R> {
 	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
 	 * is sent in turns, taken round robin with the others waiting, so an event that arrives meanwhile waits one turn,
 	 * not the whole run.
-	 * @param fullSize how many entries fill one request: a turn lingering for a burst goes once that many wait.
+	 * @param fullSize how many entries fill one request, given the first waiting one and its execution: a turn
+	 * lingering for a burst goes once that many wait.
+	 * @param feeding whether entries for this lane are on their way (a write lane: reads of the same caller under way,
+	 * whose executions write next): a turn then lingers for them too, and sends only full requests meanwhile.
 	 */
 	constructor(
 		private readonly send: Send<E, R>,
 		private readonly groupSize: (first: E) => number,
-		private readonly fullSize: (first: E) => number,
+		private readonly fullSize: (first: E, owner: BacklogClient) => number,
+		private readonly feeding: () => boolean = () => false,
 	) {}
+
+	/** Whether the lane is sending, or lingering before it sends. */
+	get active(): boolean {
+		return this.busy;
+	}
 
 	/** The executions with entries in the lane (those being sent included). */
 	owners(): BacklogClient[] {
@@ -99,9 +108,10 @@ class Lane<E, R> {
 		this.busy = true;
 		try {
 			while (this.waiting.length > 0) {
-				await this.linger();
+				const fullOnly = await this.linger();
 				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
 				let room = Math.max(1, this.groupSize(this.waiting[0].entries[this.waiting[0].taken]));
+				if (fullOnly) room = Math.min(room, fullOnly);
 				for (const waiting of [...this.waiting]) {
 					if (room === 0) break;
 					if (isCancelled(waiting.owner)) {
@@ -122,23 +132,26 @@ class Lane<E, R> {
 	/**
 	 * Another execution's request right after one went: events are arriving in a stream or a burst, which the spec asks
 	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
-	 * passed since the last request, and what arrives meanwhile goes along; while entries still arrive less than a
-	 * quarter spacing apart (a burst), it waits for them until a request is full, up to MAX_LINGER_SPACINGS after the
-	 * oldest arrived. A lone event (nothing sent for a spacing) and the turns of one large run go at once.
+	 * passed since the last request, and what arrives meanwhile goes along. While more is on its way (entries arriving
+	 * less than a quarter spacing apart, or reads under way whose executions write next) it waits for it until a
+	 * request is full, up to MAX_LINGER_SPACINGS after the oldest arrived, and until then sends only full requests: the
+	 * rest waits for what comes. A lone event (nothing sent for a spacing) and the turns of one large run go at once.
+	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
 	 */
-	private async linger() {
+	private async linger(): Promise<number | undefined> {
 		const first = this.waiting[0];
-		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return;
+		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return undefined;
 		const spacing = await first.owner.requestSpacingMs();
 		const wait = this.lastSentAt + spacing - Date.now();
 		if (wait > 0) await sleep(wait);
 		const until = this.firstArrivalAt + MAX_LINGER_SPACINGS * spacing;
-		const full = this.fullSize(first.entries[first.taken]);
-		while (this.waitingEntries < full && Date.now() - this.lastArrivalAt < ARRIVING * spacing) {
-			const left = until - Date.now();
-			if (left <= 0) return;
-			await sleep(Math.min(left, ARRIVING * spacing));
-		}
+		const full = Math.max(1, this.fullSize(first.entries[first.taken], first.owner));
+		const moreComing = () =>
+			Date.now() < until &&
+			(Date.now() - this.lastArrivalAt < ARRIVING * spacing || this.feeding());
+		while (this.waitingEntries < full && moreComing())
+			await sleep(Math.min(until - Date.now(), ARRIVING * spacing));
+		return moreComing() ? Math.floor(this.waitingEntries / full) * full : undefined;
 	}
 
 	private drop(waiting: Waiting<E, R>, error: unknown) {
@@ -296,7 +309,8 @@ export async function sendWritesShared(
 				return results;
 			},
 			(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-			(first) => first.owner?.batchSize ?? 1,
+			(first, owner) => Math.min(first.owner?.batchSize ?? 1, acceptedBatchSizeOf(owner)),
+			() => caller.reads?.active ?? false,
 		);
 		caller.writes.set(method, lane);
 	}

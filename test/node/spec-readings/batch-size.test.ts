@@ -22,6 +22,24 @@ describe('Batch size limit (not shown) and how a too-long batch is refused', () 
 	);
 });
 
+describe('A batch refused without a number is retried at a round size', () => {
+	it('Batch Size 66 on a server capping batches at 50 (413, no number): retried as 50, not halved to 33, so 300 tasks take about 6 batches (halving: 10) and 1 refused', async () => {
+		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });
+		const run = await runBacklog(
+			sim,
+			{ ...upsert, requestOptions: { batchSize: 66 } },
+			{ items: tickets(300) },
+		);
+		expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(300);
+		const batches = sent(sim, 'PUT', '/tasks/batch');
+		expect(batches.filter((request) => request.status === 413)).toHaveLength(1);
+		const written = batches.filter((request) => request.status === 200);
+		expect((written[0].body as { items: unknown[] }).items).toHaveLength(50);
+		expect(written.length).toBeLessThanOrEqual(7);
+	});
+});
+
 describe('Sync Backlog on a server that caps batches without saying so', () => {
 	it('Sync Backlog of 2,000 new tickets costs 1 listing, 2 bulk reads (not archived, archived), 1 GET confirming a task not found, 1 refused batch and ceil(N / 50) batches', async () => {
 		sim.configure({ readings: { maxBatchSize: 50, batchTooLarge: '413' } });

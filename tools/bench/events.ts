@@ -15,6 +15,7 @@ import {
 	type N8nMajor,
 	type N8nServer,
 } from '../n8n/n8n';
+import { ensurePostgres, startPostgres, type PostgresServer } from '../n8n/postgres';
 import { startQueueCluster } from '../n8n/queue';
 import { ensureRedis, startRedis } from '../n8n/redis';
 import { startSimulator, type Simulator } from '../simulator/simulator';
@@ -104,7 +105,20 @@ async function runPackage(
 	queueWorkers = 0,
 ): Promise<EventsFigures[]> {
 	const install = await ensureN8n(major, log);
-	const folder = await N8nUserFolder.create(install, { tgz, log });
+	// queue mode on PostgreSQL, as n8n recommends: with sqlite, workers writing executions at once meet SQLITE_BUSY
+	let postgres: PostgresServer | undefined;
+	if (queueWorkers > 0) {
+		const availability = ensurePostgres(log);
+		if ('skipped' in availability)
+			throw new Error(`--events-queue-workers needs PostgreSQL: ${availability.skipped}`);
+		postgres = await startPostgres(availability.binDir, log);
+	}
+	const folder = await N8nUserFolder.create(install, { tgz, log, env: postgres?.n8nEnv }).catch(
+		async (error: Error) => {
+			await postgres?.stop();
+			throw error;
+		},
+	);
 	const rows: EventsFigures[] = [];
 	try {
 		await importRuns(folder, plans, sim.url, options.windowMs);
@@ -134,6 +148,7 @@ async function runPackage(
 		}
 	} finally {
 		await folder.dispose();
+		await postgres?.stop();
 	}
 	return rows;
 }
@@ -198,7 +213,7 @@ export async function eventsBench(argv: string[]): Promise<void> {
 		disposeAll();
 	}
 	const intro =
-		`Events: ${describeVersions()}, regular mode (sqlite) unless the row says queue mode (Redis, main + workers sharing the sqlite folder); ${os.cpus().length} CPUs. ` +
+		`Events: ${describeVersions()}, regular mode (sqlite) unless the row says queue mode (Redis, PostgreSQL, main + workers); ${os.cpus().length} CPUs. ` +
 		`Simulator: ${EVENTS_LIMIT} requests per ${options.windowMs / 1000} s window per token (fixed window, 429s counted), batch limit 50 undocumented (413). ` +
 		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes; credential Requests per Minute ${EVENTS_LIMIT}, Rate Limit Window ${options.windowMs / 1000} s. ` +
 		`HTTP Request: Webhook → Set → PUT /tasks/{uid}, Retry On Fail (3 tries, 1000 ms). Each run has its own token. ` +

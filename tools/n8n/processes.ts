@@ -131,6 +131,62 @@ export function spawnTracked(command: string, args: string[], opts: SpawnOptions
 	return { child, exited };
 }
 
+/** A server the harness started (Redis, PostgreSQL): its pid, and a stop that also removes its folder. */
+export interface StartedService {
+	pid: number;
+	stop(): Promise<void>;
+}
+
+/**
+ * Starts a long-running server in `dir` (removed by stop), killed at its time limit at the latest; resolves once
+ * `ready(output so far)` says so, rejects (after stopping it) when it exits first or is not ready within 60 s.
+ */
+export async function startService(
+	command: string,
+	args: string[],
+	opts: {
+		dir: string;
+		label: string;
+		maxLifetimeMs: number;
+		ready: (output: string) => Promise<boolean>;
+	},
+): Promise<StartedService> {
+	let output = '';
+	const { child, exited } = spawnTracked(command, args, {
+		cwd: opts.dir,
+		env: { PATH: process.env.PATH ?? '' },
+		timeoutMs: opts.maxLifetimeMs,
+		label: opts.label,
+		onStdout: (chunk) => (output += chunk),
+		onStderr: (chunk) => (output += chunk),
+	});
+	let gone: string | undefined;
+	void exited.then(
+		({ code, signal }) => (gone = `exited with ${code ?? signal}`),
+		(error: Error) => (gone = error.message),
+	);
+	const stop = async () => {
+		if (gone === undefined) {
+			killGroup(child, 'SIGTERM');
+			const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 10_000);
+			await exited.catch(() => undefined);
+			clearTimeout(timer);
+		}
+		fs.rmSync(opts.dir, { recursive: true, force: true });
+	};
+	const deadline = Date.now() + 60_000;
+	while (!(await opts.ready(output))) {
+		if (gone !== undefined || Date.now() > deadline) {
+			await stop();
+			throw new Error(
+				`${opts.label} ${gone ?? 'was not ready within 60 s'}:\n${output.slice(-2000)}`,
+			);
+		}
+		await new Promise((resolve) => setTimeout(resolve, 200));
+	}
+	return { pid: child.pid!, stop };
+}
+
 export interface RunResult {
 	/** exit code; 128 + signal number when killed by a signal */
 	code: number;

@@ -9,7 +9,8 @@ import * as os from 'os';
 import * as path from 'path';
 
 import type { Log } from './n8n';
-import { freePort, killGroup, spawnTracked } from './n8n';
+import { freePort } from './n8n';
+import { startService } from './processes';
 
 export type RedisAvailability =
 	{ bin: string; version: string; installedNow: boolean } | { skipped: string };
@@ -114,63 +115,14 @@ function ping(port: number): Promise<boolean> {
 export async function startRedis(bin: string, log: Log): Promise<RedisServer> {
 	const port = await freePort();
 	const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-redis-'));
-	let output = '';
-	const { child, exited } = spawnTracked(
-		bin,
-		[
-			'--bind',
-			'127.0.0.1',
-			'--port',
-			String(port),
-			'--dir',
-			dir,
-			'--save',
-			'',
-			'--appendonly',
-			'no',
-			'--daemonize',
-			'no',
-			'--protected-mode',
-			'yes',
-		],
-		{
-			cwd: dir,
-			env: { PATH: process.env.PATH ?? '' },
-			timeoutMs: REDIS_MAX_LIFETIME_MS,
-			label: 'redis-server',
-			onStdout: (chunk) => (output += chunk),
-			onStderr: (chunk) => (output += chunk),
-		},
-	);
-	let gone: string | undefined;
-	void exited.then(
-		({ code, signal }) => (gone = `exited with ${code ?? signal}`),
-		(error: Error) => (gone = error.message),
-	);
-	const stop = async () => {
-		if (gone === undefined) {
-			killGroup(child, 'SIGTERM');
-			const timer = setTimeout(() => killGroup(child, 'SIGKILL'), 5000);
-			await exited.catch(() => undefined);
-			clearTimeout(timer);
-		}
-		await fsp.rm(dir, { recursive: true, force: true });
-	};
-	const deadline = Date.now() + 30_000;
-	for (;;) {
-		if (gone !== undefined) {
-			await stop();
-			throw new Error(`redis-server ${gone} before it answered PING:\n${output.slice(-2000)}`);
-		}
-		if (await ping(port)) break;
-		if (Date.now() > deadline) {
-			await stop();
-			throw new Error(
-				`redis-server did not answer PING on port ${port} within 30 s:\n${output.slice(-2000)}`,
-			);
-		}
-		await new Promise((resolve) => setTimeout(resolve, 100));
-	}
-	log(`redis-server on 127.0.0.1:${port} (pid ${child.pid})`);
-	return { host: '127.0.0.1', port, pid: child.pid!, stop };
+	const args = ['--bind', '127.0.0.1', '--port', String(port), '--dir', dir, '--save', ''];
+	args.push('--appendonly', 'no', '--daemonize', 'no', '--protected-mode', 'yes');
+	const { pid, stop } = await startService(bin, args, {
+		dir,
+		label: 'redis-server',
+		maxLifetimeMs: REDIS_MAX_LIFETIME_MS,
+		ready: () => ping(port),
+	});
+	log(`redis-server on 127.0.0.1:${port} (pid ${pid})`);
+	return { host: '127.0.0.1', port, pid, stop };
 }

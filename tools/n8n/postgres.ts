@@ -1,0 +1,143 @@
+// A real PostgreSQL for n8n's queue mode in the bench: n8n's documentation recommends it over sqlite there, and with
+// sqlite several workers writing executions at once meet SQLITE_BUSY (measured: 3 of 1,000 one-ticket executions
+// failed in n8n itself). Debian's postgresql, installed when missing (apt-get, as root); a throwaway cluster (initdb)
+// in a temp folder, owned by the `postgres` user (the server refuses to run as root), on a free loopback port with
+// trust authentication, stopped and removed after. When it cannot be had, callers get the reason.
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as fsp from 'fs/promises';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+
+import type { Log } from './n8n';
+import { freePort } from './n8n';
+import { startService } from './processes';
+
+const INSTALL_TIMEOUT_MS = 10 * 60_000;
+const POSTGRES_MAX_LIFETIME_MS = 3 * 60 * 60_000;
+const OS_USER = 'postgres';
+const DB_USER = 'n8n';
+
+export type PostgresAvailability = { binDir: string; version: string } | { skipped: string };
+
+export interface PostgresServer {
+	port: number;
+	/** n8n's settings for this database (DB_TYPE=postgresdb and the connection) */
+	n8nEnv: Record<string, string>;
+	stop(): Promise<void>;
+}
+
+/** The newest /usr/lib/postgresql/<major>/bin holding a server binary (Debian's layout). */
+function findBinDir(): string | undefined {
+	const root = '/usr/lib/postgresql';
+	if (!fs.existsSync(root)) return undefined;
+	return fs
+		.readdirSync(root)
+		.filter((major) => fs.existsSync(path.join(root, major, 'bin', 'postgres')))
+		.sort((a, b) => Number(b) - Number(a))
+		.map((major) => path.join(root, major, 'bin'))[0];
+}
+
+function versionOf(binDir: string): string {
+	const result = spawnSync(path.join(binDir, 'postgres'), ['--version'], {
+		encoding: 'utf8',
+		timeout: 10_000,
+	});
+	return /(\d+(\.\d+)*)/.exec(result.stdout ?? '')?.[1] ?? (result.stdout ?? '').trim();
+}
+
+function osUserIds(): { uid: number; gid: number } | undefined {
+	const result = spawnSync('id', ['-u', OS_USER], { encoding: 'utf8' });
+	const group = spawnSync('id', ['-g', OS_USER], { encoding: 'utf8' });
+	if (result.status !== 0 || group.status !== 0) return undefined;
+	return { uid: Number(result.stdout.trim()), gid: Number(group.stdout.trim()) };
+}
+
+/** Debian's postgresql server, or `apt-get install -y postgresql` when it is missing (as root, where apt-get exists). */
+export function ensurePostgres(log: Log): PostgresAvailability {
+	const found = findBinDir();
+	if (found && osUserIds()) return { binDir: found, version: versionOf(found) };
+	if (process.platform !== 'linux' || !fs.existsSync('/usr/bin/apt-get'))
+		return { skipped: 'PostgreSQL is not installed and there is no apt-get to install it' };
+	if (process.getuid?.() !== 0)
+		return { skipped: 'PostgreSQL is not installed, and installing it with apt-get needs root' };
+	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+	const install = () =>
+		spawnSync(
+			'/usr/bin/apt-get',
+			['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'postgresql'],
+			{ encoding: 'utf8', env, timeout: INSTALL_TIMEOUT_MS },
+		);
+	log('PostgreSQL is missing: apt-get install -y postgresql (Debian package)');
+	let result = install();
+	if (result.status !== 0) {
+		spawnSync('/usr/bin/apt-get', ['update'], {
+			encoding: 'utf8',
+			env,
+			timeout: INSTALL_TIMEOUT_MS,
+		});
+		result = install();
+	}
+	const binDir = findBinDir();
+	if (result.status !== 0 || !binDir || !osUserIds())
+		return {
+			skipped: `apt-get install postgresql failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}`,
+		};
+	return { binDir, version: versionOf(binDir) };
+}
+
+function accepts(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
+		const socket = net.connect({ host: '127.0.0.1', port });
+		const done = (ok: boolean) => {
+			socket.destroy();
+			resolve(ok);
+		};
+		socket.setTimeout(2000, () => done(false));
+		socket.once('error', () => done(false));
+		socket.once('connect', () => done(true));
+	});
+}
+
+/** A fresh cluster (initdb, trust auth, superuser `n8n`) served on 127.0.0.1 and a free port; resolves once it is ready. */
+export async function startPostgres(binDir: string, log: Log): Promise<PostgresServer> {
+	const ids = osUserIds();
+	if (!ids) throw new Error(`there is no "${OS_USER}" user to run PostgreSQL as`);
+	const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-postgres-'));
+	await fsp.chown(dir, ids.uid, ids.gid);
+	const data = path.join(dir, 'data');
+	const init = spawnSync(
+		path.join(binDir, 'initdb'),
+		['-D', data, '-U', DB_USER, '--auth=trust', '--encoding=UTF8', '--no-sync'],
+		{ encoding: 'utf8', cwd: dir, uid: ids.uid, gid: ids.gid, timeout: 120_000 },
+	);
+	if (init.status !== 0) {
+		await fsp.rm(dir, { recursive: true, force: true });
+		throw new Error(`initdb failed: ${`${init.stdout}\n${init.stderr}`.trim().slice(-2000)}`);
+	}
+	const port = await freePort();
+	// runuser: the server refuses to run as root, and the harness spawns commands as this process's user
+	const args = ['-u', OS_USER, '--', path.join(binDir, 'postgres'), '-D', data, '-p', String(port)];
+	args.push('-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off');
+	args.push('-c', 'max_connections=200');
+	const { pid, stop } = await startService('/usr/sbin/runuser', args, {
+		dir,
+		label: 'postgres',
+		maxLifetimeMs: POSTGRES_MAX_LIFETIME_MS,
+		ready: async (output) => /ready to accept connections/.test(output) && (await accepts(port)),
+	});
+	log(`postgres ${versionOf(binDir)} on 127.0.0.1:${port} (pid ${pid})`);
+	return {
+		port,
+		n8nEnv: {
+			DB_TYPE: 'postgresdb',
+			DB_POSTGRESDB_HOST: '127.0.0.1',
+			DB_POSTGRESDB_PORT: String(port),
+			DB_POSTGRESDB_DATABASE: 'postgres',
+			DB_POSTGRESDB_USER: DB_USER,
+			DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
+		},
+		stop,
+	};
+}

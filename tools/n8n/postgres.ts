@@ -137,6 +137,10 @@ export async function startPostgres(binDir: string, log: Log): Promise<PostgresS
 			DB_POSTGRESDB_DATABASE: 'postgres',
 			DB_POSTGRESDB_USER: DB_USER,
 			DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
+			// n8n's defaults (2 connections a process, 20 s to get one) time out ("timeout exceeded when trying to
+			// connect") when a worker runs 100 executions at once
+			DB_POSTGRESDB_POOL_SIZE: '20',
+			DB_POSTGRESDB_CONNECTION_TIMEOUT: '60000',
 		},
 		stop,
 	};

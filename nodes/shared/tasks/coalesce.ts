@@ -53,6 +53,27 @@ interface Waiting<E, R> {
 
 type Send<E, R> = (sender: BacklogClient, entries: E[]) => Promise<R[]>;
 
+/** How a lane groups its entries into turns and how long a turn lingers for company. */
+interface LaneShape<E> {
+	/**
+	 * How many entries one turn of the lane sends at most, given the first waiting one: a large run is sent in turns,
+	 * taken round robin with the others waiting, so an event that arrives meanwhile waits one turn, not the whole run.
+	 */
+	groupSize: (first: E) => number;
+	/**
+	 * How many entries fill one request, given the first waiting one and its execution: a turn lingering for a burst
+	 * goes once that many wait.
+	 */
+	fullSize: (first: E, owner: BacklogClient) => number;
+	/**
+	 * Whether entries for this lane are on their way (a write lane: reads of the same caller under way, whose
+	 * executions write next): a turn then lingers for them too, and sends only full requests meanwhile.
+	 */
+	feeding?: () => boolean;
+	/** How long a turn lingers for a burst at most, in request spacings after its oldest entry. */
+	maxLingerSpacings: number;
+}
+
 class Lane<E, R> {
 	private readonly waiting: Array<Waiting<E, R>> = [];
 
@@ -70,22 +91,9 @@ class Lane<E, R> {
 
 	private lastArrivalAt = -Infinity;
 
-	/**
-	 * @param groupSize how many entries one turn of the lane sends at most, given the first waiting one: a large run
-	 * is sent in turns, taken round robin with the others waiting, so an event that arrives meanwhile waits one turn,
-	 * not the whole run.
-	 * @param fullSize how many entries fill one request, given the first waiting one and its execution: a turn
-	 * lingering for a burst goes once that many wait.
-	 * @param feeding whether entries for this lane are on their way (a write lane: reads of the same caller under way,
-	 * whose executions write next): a turn then lingers for them too, and sends only full requests meanwhile.
-	 * @param maxLingerSpacings how long a turn lingers for a burst at most, in request spacings after its oldest entry.
-	 */
 	constructor(
 		private readonly send: Send<E, R>,
-		private readonly groupSize: (first: E) => number,
-		private readonly fullSize: (first: E, owner: BacklogClient) => number,
-		private readonly feeding: () => boolean = () => false,
-		private readonly maxLingerSpacings = MAX_LINGER_SPACINGS,
+		private readonly shape: LaneShape<E>,
 	) {}
 
 	/** Whether the lane is sending, or lingering before it sends. */
@@ -120,7 +128,8 @@ class Lane<E, R> {
 			while (this.waiting.length > 0) {
 				const fullOnly = await this.linger();
 				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
-				let room = Math.max(1, this.groupSize(this.waiting[0].entries[this.waiting[0].taken]));
+				const oldest = this.waiting[0];
+				let room = Math.max(1, this.shape.groupSize(oldest.entries[oldest.taken]));
 				if (fullOnly) room = Math.min(room, fullOnly);
 				for (const waiting of [...this.waiting]) {
 					if (room === 0) break;
@@ -154,11 +163,11 @@ class Lane<E, R> {
 		const spacing = await first.owner.requestSpacingMs();
 		const wait = this.lastSentAt + spacing - Date.now();
 		if (wait > 0) await sleep(wait);
-		const until = this.firstArrivalAt + this.maxLingerSpacings * spacing;
-		const full = Math.max(1, this.fullSize(first.entries[first.taken], first.owner));
+		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
+		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
 		const moreComing = () =>
 			Date.now() < until &&
-			(Date.now() - this.lastArrivalAt < ARRIVING * spacing || this.feeding());
+			(Date.now() - this.lastArrivalAt < ARRIVING * spacing || (this.shape.feeding?.() ?? false));
 		while (this.waitingEntries < full && moreComing())
 			await sleep(Math.min(until - Date.now(), ARRIVING * spacing));
 		return moreComing() ? Math.floor(this.waitingEntries / full) * full : undefined;
@@ -283,10 +292,11 @@ export async function readTasksShared(
 			const found = await readTasksByUid(sender, all);
 			return all.map((uid) => found.get(uid));
 		},
-		() => UIDS_PER_READ,
-		() => UIDS_PER_READ,
-		() => false,
-		MAX_READ_LINGER_SPACINGS,
+		{
+			groupSize: () => UIDS_PER_READ,
+			fullSize: () => UIDS_PER_READ,
+			maxLingerSpacings: MAX_READ_LINGER_SPACINGS,
+		},
 	);
 	const unique = [...new Set(uids)];
 	const tasks = await caller.reads.submit(client, unique);
@@ -320,9 +330,13 @@ export async function sendWritesShared(
 				shareAcceptedBatchSize(sender, companyOf(caller));
 				return results;
 			},
-			(first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-			(first, owner) => Math.min(first.owner?.batchSize ?? 1, acceptedBatchSizeOf(owner)),
-			() => caller.reads?.active ?? false,
+			{
+				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+				fullSize: (first, owner) =>
+					Math.min(first.owner?.batchSize ?? 1, acceptedBatchSizeOf(owner)),
+				feeding: () => caller.reads?.active ?? false,
+				maxLingerSpacings: MAX_LINGER_SPACINGS,
+			},
 		);
 		caller.writes.set(method, lane);
 	}

@@ -111,7 +111,7 @@ async function runPackage(
 		const availability = ensurePostgres(log);
 		if ('skipped' in availability)
 			throw new Error(`--events-queue-workers needs PostgreSQL: ${availability.skipped}`);
-		postgres = await startPostgres(availability.binDir, log);
+		postgres = await startPostgres(availability, log);
 	}
 	const folder = await N8nUserFolder.create(install, { tgz, log, env: postgres?.n8nEnv }).catch(
 		async (error: Error) => {

@@ -12,17 +12,21 @@ import * as path from 'path';
 
 import type { Log } from './n8n';
 import { freePort } from './n8n';
+import { aptInstall } from './apt';
 import { startService } from './processes';
 
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const POSTGRES_MAX_LIFETIME_MS = 3 * 60 * 60_000;
 const OS_USER = 'postgres';
 const DB_USER = 'n8n';
 
-export type PostgresAvailability = { binDir: string; version: string } | { skipped: string };
+export interface PostgresInstall {
+	binDir: string;
+	version: string;
+}
+
+export type PostgresAvailability = PostgresInstall | { skipped: string };
 
 export interface PostgresServer {
-	port: number;
 	/** n8n's settings for this database (DB_TYPE=postgresdb and the connection) */
 	n8nEnv: Record<string, string>;
 	stop(): Promise<void>;
@@ -54,36 +58,18 @@ function osUserIds(): { uid: number; gid: number } | undefined {
 	return { uid: Number(result.stdout.trim()), gid: Number(group.stdout.trim()) };
 }
 
-/** Debian's postgresql server, or `apt-get install -y postgresql` when it is missing (as root, where apt-get exists). */
+/** Debian's postgresql server; when missing, Debian's package (aptInstall). */
 export function ensurePostgres(log: Log): PostgresAvailability {
-	const found = findBinDir();
-	if (found && osUserIds()) return { binDir: found, version: versionOf(found) };
-	if (process.platform !== 'linux' || !fs.existsSync('/usr/bin/apt-get'))
-		return { skipped: 'PostgreSQL is not installed and there is no apt-get to install it' };
-	if (process.getuid?.() !== 0)
-		return { skipped: 'PostgreSQL is not installed, and installing it with apt-get needs root' };
-	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-	const install = () =>
-		spawnSync(
-			'/usr/bin/apt-get',
-			['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'postgresql'],
-			{ encoding: 'utf8', env, timeout: INSTALL_TIMEOUT_MS },
-		);
-	log('PostgreSQL is missing: apt-get install -y postgresql (Debian package)');
-	let result = install();
-	if (result.status !== 0) {
-		spawnSync('/usr/bin/apt-get', ['update'], {
-			encoding: 'utf8',
-			env,
-			timeout: INSTALL_TIMEOUT_MS,
-		});
-		result = install();
+	let binDir = findBinDir();
+	if (!binDir || !osUserIds()) {
+		const failed = aptInstall('postgresql', log);
+		binDir = findBinDir();
+		if (failed || !binDir || !osUserIds())
+			return {
+				skipped:
+					failed ?? `apt-get installed postgresql, but without a server or a "${OS_USER}" user`,
+			};
 	}
-	const binDir = findBinDir();
-	if (result.status !== 0 || !binDir || !osUserIds())
-		return {
-			skipped: `apt-get install postgresql failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}`,
-		};
 	return { binDir, version: versionOf(binDir) };
 }
 
@@ -101,7 +87,10 @@ function accepts(port: number): Promise<boolean> {
 }
 
 /** A fresh cluster (initdb, trust auth, superuser `n8n`) served on 127.0.0.1 and a free port; resolves once it is ready. */
-export async function startPostgres(binDir: string, log: Log): Promise<PostgresServer> {
+export async function startPostgres(
+	{ binDir, version }: PostgresInstall,
+	log: Log,
+): Promise<PostgresServer> {
 	const ids = osUserIds();
 	if (!ids) throw new Error(`there is no "${OS_USER}" user to run PostgreSQL as`);
 	const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'task-backlog-postgres-'));
@@ -127,9 +116,8 @@ export async function startPostgres(binDir: string, log: Log): Promise<PostgresS
 		maxLifetimeMs: POSTGRES_MAX_LIFETIME_MS,
 		ready: async (output) => /ready to accept connections/.test(output) && (await accepts(port)),
 	});
-	log(`postgres ${versionOf(binDir)} on 127.0.0.1:${port} (pid ${pid})`);
+	log(`postgres ${version} on 127.0.0.1:${port} (pid ${pid})`);
 	return {
-		port,
 		n8nEnv: {
 			DB_TYPE: 'postgresdb',
 			DB_POSTGRESDB_HOST: '127.0.0.1',

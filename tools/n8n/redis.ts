@@ -1,5 +1,5 @@
-// A real Redis for n8n's queue mode: Debian's redis-server, installed by the test set-up when it is missing (apt-get,
-// as root), started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers
+// A real Redis for n8n's queue mode: Debian's redis-server, installed by the test set-up when it is missing (apt.ts),
+// started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers
 // get the reason and report the test skipped, never passed.
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -10,75 +10,28 @@ import * as path from 'path';
 
 import type { Log } from './n8n';
 import { freePort } from './n8n';
+import { aptInstall, onPath } from './apt';
 import { startService } from './processes';
 
 export type RedisAvailability =
 	{ bin: string; version: string; installedNow: boolean } | { skipped: string };
 
-const INSTALL_TIMEOUT_MS = 10 * 60_000;
 const REDIS_MAX_LIFETIME_MS = 60 * 60_000;
-
-function onPath(name: string): string | undefined {
-	for (const dir of (process.env.PATH ?? '')
-		.split(path.delimiter)
-		.concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
-		const file = path.join(dir, name);
-		try {
-			fs.accessSync(file, fs.constants.X_OK);
-			return file;
-		} catch {
-			// not here
-		}
-	}
-	return undefined;
-}
 
 function versionOf(bin: string): string {
 	const result = spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 10_000 });
 	return /v=(\S+)/.exec(result.stdout ?? '')?.[1] ?? (result.stdout ?? '').trim();
 }
 
-/**
- * redis-server from PATH ($REDIS_SERVER_BIN first); when missing, `apt-get install -y redis-server` (Debian's package;
- * only as root, where apt-get exists), with `apt-get update` and a second try when the first fails.
- */
+/** redis-server from PATH ($REDIS_SERVER_BIN first); when missing, Debian's package (aptInstall). */
 export function ensureRedis(log: Log): RedisAvailability {
 	const given = process.env.REDIS_SERVER_BIN;
 	const found = given && fs.existsSync(given) ? given : onPath('redis-server');
 	if (found) return { bin: found, version: versionOf(found), installedNow: false };
-	const aptGet = onPath('apt-get');
-	if (process.platform !== 'linux' || !aptGet)
-		return { skipped: 'redis-server is not installed and there is no apt-get to install it' };
-	if (process.getuid?.() !== 0)
-		return { skipped: 'redis-server is not installed, and installing it with apt-get needs root' };
-	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-	const install = () =>
-		spawnSync(
-			aptGet,
-			['install', '-y', '--no-install-recommends', '-o', 'DPkg::Lock::Timeout=300', 'redis-server'],
-			{
-				encoding: 'utf8',
-				env,
-				timeout: INSTALL_TIMEOUT_MS,
-			},
-		);
-	const started = Date.now();
-	log('redis-server is missing: apt-get install -y redis-server (Debian package)');
-	let result = install();
-	if (result.status !== 0) {
-		log(
-			`apt-get install failed (${result.status ?? result.signal}); apt-get update, then once more`,
-		);
-		spawnSync(aptGet, ['update'], { encoding: 'utf8', env, timeout: INSTALL_TIMEOUT_MS });
-		result = install();
-	}
+	const failed = aptInstall('redis-server', log);
 	const bin = onPath('redis-server');
-	if (result.status !== 0 || !bin) {
-		return {
-			skipped: `apt-get install redis-server failed: ${`${result.stdout ?? ''}\n${result.stderr ?? ''}`.trim().split('\n').slice(-5).join(' / ')}`,
-		};
-	}
-	log(`redis-server installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+	if (failed || !bin)
+		return { skipped: failed ?? 'apt-get installed redis-server, but it is not on PATH' };
 	return { bin, version: versionOf(bin), installedNow: true };
 }
 

@@ -32,6 +32,8 @@ export interface EventsFigures {
 	/** webhook call to task stored, of the stored events (ms) */
 	latencyMs: { p50?: number; p95?: number; max?: number; each: number[] };
 	records: EventRecord[];
+	/** The run's requests as the simulator logged them: ms after the first webhook call, kind, status, tasks carried */
+	timeline: Array<{ atMs: number; kind: string; status: number; tasks?: number }>;
 }
 
 export const CONTENDER_LABEL: Record<EventsContender, string> = {
@@ -100,7 +102,21 @@ export function eventsFigures(
 			each: latencies,
 		},
 		records,
+		timeline: mine.map((entry) => ({
+			atMs: entry.at - firstCall,
+			kind: kindOf(entry),
+			status: entry.status,
+			tasks: tasksCarried(entry),
+		})),
 	};
+}
+
+/** How many tasks a request carries: the items of a batch, the uids a query asks for. */
+function tasksCarried(entry: LoggedRequest): number | undefined {
+	const body = entry.body as { items?: unknown[] } | undefined;
+	if (Array.isArray(body?.items)) return body.items.length;
+	const uids = /\[([^\]]*)\]/.exec(JSON.stringify(body ?? ''))?.[1];
+	return uids === undefined ? undefined : uids.split(',').length;
 }
 
 const s = (ms: number | undefined, digits = 1) =>

@@ -1,6 +1,6 @@
 // A real Redis for n8n's queue mode: Debian's redis-server, installed by the test set-up when it is missing (apt.ts),
-// started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers
-// get the reason and report the test skipped, never passed.
+// started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers get the
+// reason and report the test skipped, never passed.
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as fsp from 'fs/promises';

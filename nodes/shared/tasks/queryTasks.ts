@@ -15,6 +15,8 @@ export interface TaskQuery {
 	maxItems?: number;
 	/** Stop after the page for which this returns true (its tasks are returned): the caller has seen enough. */
 	stopAfter?: (page: IDataObject[]) => boolean;
+	/** The greatest uid the query can match (a `uid in [...]` list): read by uid, a page that reaches it is the last. */
+	lastUid?: string;
 	itemIndex?: number;
 }
 
@@ -68,9 +70,9 @@ function sortLocally(tasks: IDataObject[], sorts: Sort[]): IDataObject[] {
  * The spec documents no cursor for /tasks/query, nor where its `limit` goes, nor its maximum. So `limit` goes in
  * the body and the query string; when the answer carries `meta.self_cursor` the cursors are followed (spec 4.1).
  * Otherwise the pages are cut by uid ("keyset"): sorted by uid, each next request asks for `uid > last`, until a
- * page comes back empty. An answer shorter than asked proves nothing there, since the server may clamp `limit`
- * without saying so. With sorts of its own, a query that needs more than its first page is read in uid order and
- * sorted here.
+ * page comes back empty, or reaches the greatest uid the query can match (`lastUid`). An answer shorter than asked
+ * proves nothing there, since the server may clamp `limit` without saying so. With sorts of its own, a query that
+ * needs more than its first page is read in uid order and sorted here.
  */
 export async function queryTasks(client: BacklogClient, query: TaskQuery): Promise<IDataObject[]> {
 	const maxItems = query.maxItems ?? Infinity;
@@ -121,7 +123,9 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	const byUid = userSorts.length > 0 ? [] : all;
 	let last = byUid.length > 0 ? String(byUid[byUid.length - 1].uid) : undefined;
 	checkUidOrder(client, byUid, query.itemIndex);
-	while (!stopped && (userSorts.length > 0 || byUid.length < maxItems)) {
+	const pastLastUid = () =>
+		query.lastUid !== undefined && last !== undefined && last.toLowerCase() >= query.lastUid;
+	while (!stopped && !pastLastUid() && (userSorts.length > 0 || byUid.length < maxItems)) {
 		const condition =
 			last === undefined
 				? (body.condition as IDataObject | undefined)

@@ -31,7 +31,7 @@ const hasStatus = (error: unknown, ...statuses: string[]) =>
  * with GET /tasks/{uid} instead, for the rest of the run. Slower, never wrong: a task taken for absent would be
  * created with PUT, which replaces it on a server that reads PUT as a replace.
  *
- * Whether the query missed a task is checked at no cost when the caller knows a task that exists (see probeFor): it
+ * Whether the query missed a task is checked at no cost when the caller knows a task that exists (see probesFor): it
  * is asked for last, and its coming back shows the server applied the whole list. Otherwise one GET checks the last
  * uid not found (confirmedAbsent).
  */
@@ -43,38 +43,70 @@ export async function readTasksByUid(
 	const unique = [...new Set(uids)];
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
 		const key = await client.callerKey();
-		const probe = probeFor(key, unique);
-		const read = await readByCondition(client, unique, probe, itemIndex);
+		const probes = probesFor(key, unique);
+		const read = await readByCondition(client, unique, probes, itemIndex);
 		if (read) {
-			for (const uid of read.found.keys()) knownTasks.set(key, uid);
+			forget(key, read.probesMissed);
+			remember(key, unarchived(read.found));
 			if (read.probed || (await confirmedAbsent(client, unique, read.found, itemIndex)))
 				return read.found;
 		}
 		readsOneByOne.add(client);
 	}
 	const found = await readOneByOne(client, unique, itemIndex);
-	for (const uid of found.keys()) await sawTask(client, uid);
+	remember(await client.callerKey(), unarchived(found));
 	return found;
 }
 
-/** Per caller (BacklogClient.callerKey): the uid of a task it has lately read or written, known to exist. */
-const knownTasks = new Map<string, string>();
+/** The uids of the tasks read that a later query for tasks not archived can return (a probe must come back). */
+const unarchived = (tasks: Map<string, IDataObject>) =>
+	[...tasks].filter(([, task]) => task.archived !== true).map(([uid]) => uid);
 
-/** Remembers that a task exists, as this caller read or wrote it: later bulk reads ask for it last (probeFor). */
+/** Per caller (BacklogClient.callerKey): the tasks it has lately read or written (known to exist), newest last. */
+const knownTasks = new Map<string, string[]>();
+
+/** Known tasks kept per caller: enough that one of them usually sorts after every uid of a read (see probesFor). */
+const KNOWN_PER_CALLER = 64;
+
+function remember(key: string, uids: Iterable<string>) {
+	const known = (knownTasks.get(key) ?? []).concat([...uids].slice(-KNOWN_PER_CALLER));
+	knownTasks.set(key, [...new Set(known.reverse())].slice(0, KNOWN_PER_CALLER).reverse());
+}
+
+/** Probes that did not come back are gone or archived: the next reads ask for others. */
+function forget(key: string, uids: string[]) {
+	if (uids.length === 0) return;
+	knownTasks.set(
+		key,
+		(knownTasks.get(key) ?? []).filter((uid) => !uids.includes(uid)),
+	);
+}
+
+/** Remembers that a task exists, as this caller read or wrote it: later bulk reads ask for it last (probesFor). */
 export async function sawTask(client: BacklogClient, uid: string) {
-	knownTasks.set(await client.callerKey(), uid);
+	remember(await client.callerKey(), [uid]);
 }
 
 /**
- * A task to ask for at the end of a bulk read, besides the uids wanted: one this caller has seen lately. A server that
- * answers with it has applied the whole list (a server that ignores `uid in` or applies only the start of a long list
- * would leave it out), so the tasks not found are not there, with no GET to confirm it. It may be gone or archived
- * since: then the read is confirmed the usual way. The same list, less the tasks found, is then asked for archived:
- * whether a server applies the condition does not depend on the `archived` parameter.
+ * Tasks to ask for at the end of a bulk read, besides the uids wanted; none when the caller knows no task.
+ *
+ * Last, the task this caller has seen most lately (the confirming probe). A server that answers with it has applied
+ * the whole list (a server that ignores `uid in` or applies only the start of a long list would leave it out), so the
+ * tasks not found are not there, with no GET to confirm it. It may be gone or archived since: then the read is
+ * confirmed the usual way. The same list, less the tasks found, is then asked for archived: whether a server applies
+ * the condition does not depend on the `archived` parameter.
+ *
+ * Before it, when that one does not sort after every uid wanted, the latest known task that does (if any): a query
+ * without cursors is read in pages by uid until one comes back empty (queryTasks.ts), and a page that reaches the
+ * greatest uid asked for is the last, with no empty page after it.
  */
-function probeFor(key: string, unique: string[]): string | undefined {
-	const uid = knownTasks.get(key);
-	return uid === undefined || unique.includes(uid) ? undefined : uid;
+function probesFor(key: string, unique: string[]): string[] {
+	const wanted = new Set(unique);
+	const known = (knownTasks.get(key) ?? []).filter((uid) => !wanted.has(uid)).reverse();
+	if (known.length === 0) return [];
+	const greatestWanted = unique.reduce((greatest, uid) => (uid > greatest ? uid : greatest));
+	const closing = known.find((uid) => uid > greatestWanted);
+	return closing === undefined || closing === known[0] ? [known[0]] : [closing, known[0]];
 }
 
 /**
@@ -94,24 +126,28 @@ async function confirmedAbsent(
 }
 
 /**
- * The tasks by `uid in [...]`, and whether every query for tasks not archived returned the probe (see probeFor);
- * undefined when the server does not take that condition.
+ * The tasks by `uid in [...]`, whether every query for tasks not archived returned the confirming probe, and the
+ * probes that did not come back (see probesFor); undefined when the server does not take that condition.
  */
 async function readByCondition(
 	client: BacklogClient,
 	unique: string[],
-	probe: string | undefined,
+	probes: string[],
 	itemIndex?: number,
-): Promise<{ found: Map<string, IDataObject>; probed: boolean } | undefined> {
+): Promise<
+	{ found: Map<string, IDataObject>; probed: boolean; probesMissed: string[] } | undefined
+> {
 	const found = new Map<string, IDataObject>();
-	let probed = probe !== undefined;
+	const confirming = probes.at(-1);
+	let probed = confirming !== undefined;
+	const probesMissed = new Set<string>();
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
 		let start = 0;
 		while (start < missing.length) {
 			const size = acceptedUidsPerRead.get(client) ?? UIDS_PER_READ;
 			const chunk = missing.slice(start, start + size);
-			if (probe !== undefined && !archived) chunk.push(probe);
+			if (!archived) chunk.push(...probes);
 			const wanted = new Set(chunk);
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
@@ -122,6 +158,9 @@ async function readByCondition(
 				body: { condition },
 				archived,
 				maxItems: chunk.length,
+				lastUid: chunk
+					.map((uid) => uid.toLowerCase())
+					.reduce((greatest, uid) => (uid > greatest ? uid : greatest)),
 				stopAfter: notAsked,
 				itemIndex,
 			});
@@ -143,13 +182,16 @@ async function readByCondition(
 				const uid = String(task.uid).toLowerCase();
 				if (!wanted.has(uid)) return undefined;
 				returned.add(uid);
-				if (uid !== probe) found.set(uid, task);
+				if (!probes.includes(uid)) found.set(uid, task);
 			}
-			if (!archived && probe !== undefined && !returned.has(probe)) probed = false;
+			if (!archived) {
+				for (const probe of probes) if (!returned.has(probe)) probesMissed.add(probe);
+				if (confirming !== undefined && !returned.has(confirming)) probed = false;
+			}
 			start += size;
 		}
 	}
-	return { found, probed };
+	return { found, probed, probesMissed: [...probesMissed] };
 }
 
 /** The tasks by GET /tasks/{uid} (archived or not), a 404 meaning there is none. */

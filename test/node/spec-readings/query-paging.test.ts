@@ -1,8 +1,8 @@
 // Spec open point: /tasks/query paged or not, its limit in the body or the query, and its maximum (readings
 // queryPaging, queryLimitFrom, queryMaxLimit).
-import { runBacklog, useSimulator } from '../../helpers/backlog';
+import { runBacklog, sent, useSimulator } from '../../helpers/backlog';
 import type { Simulator } from '../../../tools/simulator/simulator';
-import { PROFILE_READINGS } from './common';
+import { PROFILE_READINGS, uidOf, upsert } from './common';
 
 let sim: Simulator;
 
@@ -41,5 +41,44 @@ describe('/tasks/query paging: not documented (facts: no cursor); limit in body 
 		expect(run.json.map((json) => (json.fields as { rank: number }).rank)).toEqual(
 			Array.from({ length: 70 }, (_, i) => 69 - i),
 		);
+	});
+});
+
+describe('Bulk reads by uid on a server without query cursors: paged by uid until an empty page, or the greatest uid asked', () => {
+	const noCursors = { queryPaging: 'none', queryLimitFrom: 'body', queryMaxLimit: 50 } as const;
+	const ticketsOf = (ids: string[]) => ids.map((id) => ({ id, title: `Title of ${id}` }));
+
+	/** Tickets (by id) whose uids sort before / after every uid of these known ones. */
+	function newTickets(known: string[], before: number, after: number): string[] {
+		const greatest = known.map(uidOf).sort().at(-1)!;
+		const candidates = Array.from({ length: 400 }, (_, i) => `NEW-${i + 1}`);
+		return [
+			...candidates.filter((id) => uidOf(id) < greatest).slice(0, before),
+			...candidates.filter((id) => uidOf(id) > greatest).slice(0, after),
+		];
+	}
+
+	async function storeThenRead(before: number, after: number) {
+		sim.configure({ readings: noCursors });
+		const known = Array.from({ length: 20 }, (_, i) => `KNOWN-${i + 1}`);
+		expect((await runBacklog(sim, upsert, { items: ticketsOf(known) })).error).toBeUndefined();
+		const fresh = newTickets(known, before, after);
+		sim.clearRequests();
+		const run = await runBacklog(sim, upsert, { items: ticketsOf(fresh) });
+		expect(run.error).toBeUndefined();
+		for (const id of fresh) expect(sim.tasks.get(uidOf(id))?.fields?.title).toBe(`Title of ${id}`);
+		expect(sim.tasks.size).toBe(known.length + fresh.length);
+		return {
+			queries: sent(sim, 'POST', '/tasks/query').length,
+			gets: sent(sim, 'GET', /^\/tasks\/[0-9a-f-]{36}$/).length,
+		};
+	}
+
+	it('new tickets sorting before a task the node knows cost two queries (not archived, archived) and no empty page', async () => {
+		expect(await storeThenRead(5, 0)).toEqual({ queries: 2, gets: 0 });
+	});
+
+	it('a new ticket sorting after every task the node knows costs the empty page, and every task is stored', async () => {
+		expect(await storeThenRead(4, 1)).toEqual({ queries: 3, gets: 0 });
 	});
 });

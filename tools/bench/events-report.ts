@@ -113,10 +113,26 @@ export function eventsFigures(
 
 /** How many tasks a request carries: the items of a batch, the uids a query asks for. */
 function tasksCarried(entry: LoggedRequest): number | undefined {
-	const body = entry.body as { items?: unknown[] } | undefined;
+	const body = entry.body as { items?: unknown[]; condition?: Condition } | undefined;
 	if (Array.isArray(body?.items)) return body.items.length;
-	const uids = /\[([^\]]*)\]/.exec(JSON.stringify(body ?? ''))?.[1];
-	return uids === undefined ? undefined : uids.split(',').length;
+	return uidsAskedFor(body?.condition);
+}
+
+interface Condition {
+	operator?: string;
+	value?: unknown;
+	conditions?: Condition[];
+}
+
+/** The uids of a read's `uid in [...]` condition, alone or inside a keyset page's `and` (the `>` uid not counted). */
+function uidsAskedFor(condition: Condition | undefined): number | undefined {
+	if (condition === undefined) return undefined;
+	if (condition.operator === 'in' && Array.isArray(condition.value)) return condition.value.length;
+	for (const inner of condition.conditions ?? []) {
+		const uids = uidsAskedFor(inner);
+		if (uids !== undefined) return uids;
+	}
+	return undefined;
 }
 
 const s = (ms: number | undefined, digits = 1) =>

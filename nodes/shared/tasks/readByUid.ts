@@ -68,14 +68,23 @@ const knownTasks = new Map<string, string[]>();
 /** Known tasks kept per caller: enough that one of them usually sorts after every uid of a read (see probesFor). */
 const KNOWN_PER_CALLER = 64;
 
+/** Callers whose known tasks are kept at most (the one that read or wrote least lately is dropped first). */
+export const MAX_CALLERS_KNOWN = 256;
+
 function remember(key: string, uids: Iterable<string>) {
 	const known = (knownTasks.get(key) ?? []).concat([...uids].slice(-KNOWN_PER_CALLER));
+	knownTasks.delete(key);
 	knownTasks.set(key, [...new Set(known.reverse())].slice(0, KNOWN_PER_CALLER).reverse());
+	if (knownTasks.size > MAX_CALLERS_KNOWN)
+		knownTasks.delete(knownTasks.keys().next().value as string);
 }
+
+/** How many callers' known tasks this process keeps (bounded by MAX_CALLERS_KNOWN). */
+export const callersKnown = () => knownTasks.size;
 
 /** Probes that did not come back are gone or archived: the next reads ask for others. */
 function forget(key: string, uids: string[]) {
-	if (uids.length === 0) return;
+	if (uids.length === 0 || !knownTasks.has(key)) return;
 	knownTasks.set(
 		key,
 		(knownTasks.get(key) ?? []).filter((uid) => !uids.includes(uid)),
@@ -104,10 +113,14 @@ function probesFor(key: string, unique: string[]): string[] {
 	const wanted = new Set(unique);
 	const known = (knownTasks.get(key) ?? []).filter((uid) => !wanted.has(uid)).reverse();
 	if (known.length === 0) return [];
-	const greatestWanted = unique.reduce((greatest, uid) => (uid > greatest ? uid : greatest));
+	const greatestWanted = greatestUid(unique);
 	const closing = known.find((uid) => uid > greatestWanted);
 	return closing === undefined || closing === known[0] ? [known[0]] : [closing, known[0]];
 }
+
+/** The uid that sorts last, as a query sorts uids (lower case). */
+const greatestUid = (uids: string[]) =>
+	uids.map((uid) => uid.toLowerCase()).reduce((greatest, uid) => (uid > greatest ? uid : greatest));
 
 /**
  * Whether the query's "not found" holds: the last uid it did not return is looked up with GET (one request). A server
@@ -158,9 +171,7 @@ async function readByCondition(
 				body: { condition },
 				archived,
 				maxItems: chunk.length,
-				lastUid: chunk
-					.map((uid) => uid.toLowerCase())
-					.reduce((greatest, uid) => (uid > greatest ? uid : greatest)),
+				lastUid: greatestUid(chunk),
 				stopAfter: notAsked,
 				itemIndex,
 			});

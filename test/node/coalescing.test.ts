@@ -225,6 +225,54 @@ describe('A burst of events costs few requests', () => {
 		expect(sim.tasks.size).toBe(4);
 	});
 
+	/** A rate of 300 a minute: one request spacing is 200 ms, so the lingering is long enough to measure. */
+	const paced = { requestsPerMinute: 300 };
+	const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+	const bunch = (from: number, count: number, options: IDataObject = {}) =>
+		Array.from({ length: count }, (_, i) =>
+			runBacklog(sim, { ...upsert, ...options }, { items: [ticket(from + i)], credentials: paced }),
+		);
+	const queriesSent = () => sent(sim, 'POST', '/tasks/query').length;
+
+	it('executions started in bunches less than a request spacing apart share one read', async () => {
+		expect(
+			(await runBacklog(sim, upsert, { items: [ticket(0)], credentials: paced })).error,
+		).toBeUndefined();
+		await sleepMs(400);
+		const since = queriesSent();
+		const runs: Array<ReturnType<typeof runBacklog>> = [];
+		for (let i = 0; i < 4; i++) {
+			runs.push(...bunch(1 + i * 5, 5));
+			await sleepMs(100);
+		}
+		for (const run of await Promise.all(runs)) expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(21);
+		// One read: tasks not archived, then archived (a server without query cursors may add an empty page).
+		expect(queriesSent() - since).toBeLessThanOrEqual(3);
+	}, 30_000);
+
+	it('the writes of a read that did not fill a batch go with the next read’s writes, not alone', async () => {
+		const batchOf10 = { requestOptions: { batchSize: 10 } };
+		expect(
+			(await runBacklog(sim, upsert, { items: [ticket(0)], credentials: paced })).error,
+		).toBeUndefined();
+		await sleepMs(400);
+		const first = bunch(1, 15, batchOf10);
+		await sleepMs(350);
+		const second: Array<ReturnType<typeof runBacklog>> = [];
+		for (let i = 0; i < 3; i++) {
+			second.push(...bunch(16 + i * 5, 5, batchOf10));
+			await sleepMs(150);
+		}
+		for (const run of await Promise.all([...first, ...second])) expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(31);
+		expect(
+			sent(sim, 'PUT', '/tasks/batch').map(
+				(request) => (request.body as { items: unknown[] }).items.length,
+			),
+		).toEqual([10, 10, 10]);
+	}, 30_000);
+
 	it('executions at once learn an undocumented batch limit once: one refused batch for the whole burst', async () => {
 		sim.configure({
 			readings: { maxBatchSize: 50, batchTooLarge: '413' },

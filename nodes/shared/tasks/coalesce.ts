@@ -38,8 +38,21 @@ const MAX_LINGER_SPACINGS = 3;
  */
 const MAX_READ_LINGER_SPACINGS = 6;
 
+/**
+ * How long a write turn waits at most for the writes of reads under way that carry enough to fill its request, in
+ * request spacings after its oldest entry: one read turn's lingering and its two requests, so the part of a burst's
+ * writes that did not fill a request goes with the next read's writes, not alone.
+ */
+const MAX_FED_LINGER_SPACINGS = MAX_READ_LINGER_SPACINGS + 2;
+
 /** A burst is still arriving while entries come less than this share of a request spacing apart. */
 const ARRIVING = 0.25;
+
+/**
+ * The same for a bulk read: n8n starts the executions of a burst in bunches up to a second or two apart, and a read
+ * sent in such a pause costs two requests for the few that arrived before it.
+ */
+const READS_ARRIVING = 1;
 
 interface Waiting<E, R> {
 	owner: BacklogClient;
@@ -66,18 +79,26 @@ interface LaneShape<E> {
 	 */
 	fullSize: (first: E, owner: BacklogClient) => number;
 	/**
-	 * Whether entries for this lane are on their way (a write lane: reads of the same caller under way, whose
-	 * executions write next): a turn then lingers for them too, and sends only full requests meanwhile.
+	 * How many entries for this lane are on their way (a write lane: the uids of the same caller's reads waiting or
+	 * under way, whose executions write next). While they would fill its request, a turn lingers for them, up to
+	 * maxFedLingerSpacings after its oldest entry, and sends only full requests meanwhile. Fewer go at once: a read
+	 * lingers longer than a write would wait.
 	 */
-	feeding?: () => boolean;
+	feeding?: () => number;
+	maxFedLingerSpacings?: number;
 	/** How long a turn lingers for a burst at most, in request spacings after its oldest entry. */
 	maxLingerSpacings: number;
+	/** A burst is still arriving while entries come less than this many request spacings apart. */
+	arrivingSpacings: number;
 }
 
 class Lane<E, R> {
 	private readonly waiting: Array<Waiting<E, R>> = [];
 
 	private waitingEntries = 0;
+
+	/** Entries of the request under way. */
+	private sendingEntries = 0;
 
 	private busy = false;
 
@@ -91,14 +112,17 @@ class Lane<E, R> {
 
 	private lastArrivalAt = -Infinity;
 
+	/** How long before the newest entry the one before it arrived: a lone event is not part of a burst. */
+	private lastArrivalGap = Infinity;
+
 	constructor(
 		private readonly send: Send<E, R>,
 		private readonly shape: LaneShape<E>,
 	) {}
 
-	/** Whether the lane is sending, or lingering before it sends. */
-	get active(): boolean {
-		return this.busy;
+	/** Entries waiting or being sent. */
+	get pendingEntries(): number {
+		return this.waitingEntries + this.sendingEntries;
 	}
 
 	/** The executions with entries in the lane (those being sent included). */
@@ -114,6 +138,7 @@ class Lane<E, R> {
 			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
 		);
 		this.waitingEntries += entries.length;
+		this.lastArrivalGap = Date.now() - this.lastArrivalAt;
 		this.lastArrivalAt = Date.now();
 		this.firstArrivalAt = Math.min(this.firstArrivalAt, this.lastArrivalAt);
 		void this.pump();
@@ -152,9 +177,10 @@ class Lane<E, R> {
 	 * Another execution's request right after one went: events are arriving in a stream or a burst, which the spec asks
 	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
 	 * passed since the last request, and what arrives meanwhile goes along. While more is on its way (entries arriving
-	 * less than a quarter spacing apart, or reads under way whose executions write next) it waits for it until a
-	 * request is full, up to maxLingerSpacings after the oldest arrived, and until then sends only full requests: the
-	 * rest waits for what comes. A lone event (nothing sent for a spacing) and the turns of one large run go at once.
+	 * less than arrivingSpacings apart, up to maxLingerSpacings after the oldest arrived; or reads under way whose
+	 * executions write next and would fill the request, up to maxFedLingerSpacings) it waits for it until a request is
+	 * full, and until then sends only full requests: the rest waits for what comes. A lone event (the first to arrive
+	 * after a pause of arrivingSpacings, nothing sent for a spacing) and the turns of one large run go at once.
 	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
 	 */
 	private async linger(): Promise<number | undefined> {
@@ -164,13 +190,25 @@ class Lane<E, R> {
 		const wait = this.lastSentAt + spacing - Date.now();
 		if (wait > 0) await sleep(wait);
 		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
+		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
+		const arriving = this.shape.arrivingSpacings * spacing;
 		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
-		const moreComing = () =>
-			Date.now() < until &&
-			(Date.now() - this.lastArrivalAt < ARRIVING * spacing || (this.shape.feeding?.() ?? false));
-		while (this.waitingEntries < full && moreComing())
-			await sleep(Math.min(until - Date.now(), ARRIVING * spacing));
-		return moreComing() ? Math.floor(this.waitingEntries / full) * full : undefined;
+		const moreComing = (missing: number) => {
+			const now = Date.now();
+			return (
+				(now < until && now - this.lastArrivalAt < arriving && this.lastArrivalGap < arriving) ||
+				(now < fedUntil && (this.shape.feeding?.() ?? 0) >= missing)
+			);
+		};
+		while (this.waitingEntries < full && moreComing(full - this.waitingEntries))
+			await sleep(
+				Math.min(
+					Math.max(until, fedUntil) - Date.now(),
+					Math.max(this.lastArrivalAt + arriving - Date.now(), ARRIVING * spacing),
+				),
+			);
+		const rest = this.waitingEntries % full;
+		return rest > 0 && moreComing(full - rest) ? this.waitingEntries - rest : undefined;
 	}
 
 	private drop(waiting: Waiting<E, R>, error: unknown) {
@@ -190,6 +228,7 @@ class Lane<E, R> {
 			waiting.taken += count;
 			this.waitingEntries -= count;
 		}
+		this.sendingEntries = entries.length;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
 		this.firstArrivalAt = this.waitingEntries > 0 ? Date.now() : Infinity;
 		let results: R[];
@@ -199,6 +238,8 @@ class Lane<E, R> {
 			for (const { waiting } of parts)
 				this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
 			return;
+		} finally {
+			this.sendingEntries = 0;
 		}
 		let at = 0;
 		for (const { waiting, count } of parts) {
@@ -296,6 +337,7 @@ export async function readTasksShared(
 			groupSize: () => UIDS_PER_READ,
 			fullSize: () => UIDS_PER_READ,
 			maxLingerSpacings: MAX_READ_LINGER_SPACINGS,
+			arrivingSpacings: READS_ARRIVING,
 		},
 	);
 	const unique = [...new Set(uids)];
@@ -334,8 +376,10 @@ export async function sendWritesShared(
 				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
 				fullSize: (first, owner) =>
 					Math.min(first.owner?.batchSize ?? 1, acceptedBatchSizeOf(owner)),
-				feeding: () => caller.reads?.active ?? false,
+				feeding: () => caller.reads?.pendingEntries ?? 0,
 				maxLingerSpacings: MAX_LINGER_SPACINGS,
+				maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
+				arrivingSpacings: ARRIVING,
 			},
 		);
 		caller.writes.set(method, lane);

@@ -273,6 +273,26 @@ describe('A burst of events costs few requests', () => {
 		).toEqual([10, 10, 10]);
 	}, 30_000);
 
+	it('what a burst’s full batches left waits for the next read’s writes, even a read of fewer', async () => {
+		const batchOf10 = { requestOptions: { batchSize: 10 } };
+		expect(
+			(await runBacklog(sim, upsert, { items: [ticket(0)], credentials: paced })).error,
+		).toBeUndefined();
+		await sleepMs(400);
+		// Each request takes half a second: the burst's read ends about 1.2 s in, its batch of 10 about 1.7 s in.
+		sim.configure({ faults: { latencyMs: [500, 500] } });
+		const burst = bunch(1, 15, batchOf10);
+		// Two more arrive after the burst's read and are read together while the burst's 5 left wait (fewer than 5).
+		await sleepMs(1300);
+		const late = bunch(16, 2, batchOf10);
+		for (const run of await Promise.all([...burst, ...late])) expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(18);
+		const batches = sent(sim, 'PUT', '/tasks/batch').map(
+			(request) => (request.body as { items: unknown[] }).items.length,
+		);
+		expect(batches).toEqual([10, 7]);
+	}, 30_000);
+
 	it('executions at once learn an undocumented batch limit once: one refused batch for the whole burst', async () => {
 		sim.configure({
 			readings: { maxBatchSize: 50, batchTooLarge: '413' },

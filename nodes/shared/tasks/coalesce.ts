@@ -80,9 +80,10 @@ interface LaneShape<E> {
 	fullSize: (first: E, owner: BacklogClient) => number;
 	/**
 	 * How many entries for this lane are on their way (a write lane: the uids of the same caller's reads waiting or
-	 * under way, whose executions write next). While they would fill its request, a turn lingers for them, up to
-	 * maxFedLingerSpacings after its oldest entry, and sends only full requests meanwhile. Fewer go at once: a read
-	 * lingers longer than a write would wait.
+	 * under way, whose executions write next). While they would fill its request, or while the waiting entries are
+	 * what a turn of full requests left, a turn lingers for them, up to maxFedLingerSpacings after its oldest entry,
+	 * and sends only full requests meanwhile. Otherwise the entries go at once: a read lingers longer than a write
+	 * would wait.
 	 */
 	feeding?: () => number;
 	maxFedLingerSpacings?: number;
@@ -99,6 +100,9 @@ class Lane<E, R> {
 
 	/** Entries of the request under way. */
 	private sendingEntries = 0;
+
+	/** The waiting entries are what a turn of full requests left: a burst is under way (see linger). */
+	private leftover = false;
 
 	private busy = false;
 
@@ -152,6 +156,7 @@ class Lane<E, R> {
 		try {
 			while (this.waiting.length > 0) {
 				const fullOnly = await this.linger();
+				this.leftover = fullOnly !== undefined;
 				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
 				const oldest = this.waiting[0];
 				let room = Math.max(1, this.shape.groupSize(oldest.entries[oldest.taken]));
@@ -178,7 +183,7 @@ class Lane<E, R> {
 	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
 	 * passed since the last request, and what arrives meanwhile goes along. While more is on its way (entries arriving
 	 * less than arrivingSpacings apart, up to maxLingerSpacings after the oldest arrived; or reads under way whose
-	 * executions write next and would fill the request, up to maxFedLingerSpacings) it waits for it until a request is
+	 * executions write next, see feeding, up to maxFedLingerSpacings) it waits for it until a request is
 	 * full, and until then sends only full requests: the rest waits for what comes. A lone event (the first to arrive
 	 * after a pause of arrivingSpacings, nothing sent for a spacing) and the turns of one large run go at once.
 	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
@@ -197,7 +202,7 @@ class Lane<E, R> {
 			const now = Date.now();
 			return (
 				(now < until && now - this.lastArrivalAt < arriving && this.lastArrivalGap < arriving) ||
-				(now < fedUntil && (this.shape.feeding?.() ?? 0) >= missing)
+				(now < fedUntil && this.fedEnough(missing))
 			);
 		};
 		while (this.waitingEntries < full && moreComing(full - this.waitingEntries))
@@ -209,6 +214,15 @@ class Lane<E, R> {
 			);
 		const rest = this.waitingEntries % full;
 		return rest > 0 && moreComing(full - rest) ? this.waitingEntries - rest : undefined;
+	}
+
+	/**
+	 * Whether the entries on their way (feeding) are worth waiting for: enough to fill the request, or any at all when
+	 * the waiting ones are what a turn of full requests left (a burst, whose next read carries more).
+	 */
+	private fedEnough(missing: number): boolean {
+		const fed = this.shape.feeding?.() ?? 0;
+		return fed >= missing || (this.leftover && fed > 0);
 	}
 
 	private drop(waiting: Waiting<E, R>, error: unknown) {

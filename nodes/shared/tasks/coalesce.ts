@@ -39,9 +39,9 @@ const MAX_LINGER_SPACINGS = 3;
 const MAX_READ_LINGER_SPACINGS = 6;
 
 /**
- * How long a write turn waits at most for the writes of reads under way that carry enough to fill its request, in
- * request spacings after its oldest entry: one read turn's lingering and its two requests, so the part of a burst's
- * writes that did not fill a request goes with the next read's writes, not alone.
+ * How long a write turn waits at most for the writes of reads under way (see LaneShape.feeding), in request spacings
+ * after its oldest entry: one read turn's lingering and its two requests, so the part of a burst's writes that did not
+ * fill a request goes with the next read's writes, not alone.
  */
 const MAX_FED_LINGER_SPACINGS = MAX_READ_LINGER_SPACINGS + 2;
 
@@ -185,7 +185,8 @@ class Lane<E, R> {
 	 * less than arrivingSpacings apart, up to maxLingerSpacings after the oldest arrived; or reads under way whose
 	 * executions write next, see feeding, up to maxFedLingerSpacings) it waits for it until a request is
 	 * full, and until then sends only full requests: the rest waits for what comes. A lone event (the first to arrive
-	 * after a pause of arrivingSpacings, nothing sent for a spacing) and the turns of one large run go at once.
+	 * after a pause of arrivingSpacings) goes once a spacing has passed since the last request; the turns of one large
+	 * run go at once.
 	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
 	 */
 	private async linger(): Promise<number | undefined> {

@@ -84,10 +84,11 @@ export const callersKnown = () => knownTasks.size;
 
 /** Probes that did not come back are gone or archived: the next reads ask for others. */
 function forget(key: string, uids: string[]) {
-	if (uids.length === 0 || !knownTasks.has(key)) return;
+	const known = knownTasks.get(key);
+	if (uids.length === 0 || known === undefined) return;
 	knownTasks.set(
 		key,
-		(knownTasks.get(key) ?? []).filter((uid) => !uids.includes(uid)),
+		known.filter((uid) => !uids.includes(uid)),
 	);
 }
 

@@ -25,6 +25,9 @@ Latency is from an event's webhook call to its task being stored. Prints a table
   --events-queue 1000          events sent at once in that run
   --events-queue-concurrency 10
                                each worker's --concurrency (n8n's default: 10)
+  --events-queue-rpm 60        the credential's Requests per Minute in that run, which every worker reads as its own
+                               budget: 60 (the service's limit) has the workers learn their shares from 429s; the
+                               limit divided by the workers (15 for 4) is the README's setting for no 429 at all
   --events-baseline 5001a36^   the git ref of the baseline: built in a temporary git worktree and packed
   --window-ms 60000            the server's window and the credential's Rate Limit Window
   --out bench-results          where to write events.json
@@ -48,6 +51,7 @@ export interface EventsOptions {
 	queueWorkers: number;
 	queueEvents: number;
 	queueConcurrency: number;
+	queueRequestsPerMinute: number;
 	windowMs: number;
 	out: string;
 }
@@ -67,6 +71,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--events-queue-workers': 'value',
 	'--events-queue': 'value',
 	'--events-queue-concurrency': 'value',
+	'--events-queue-rpm': 'value',
 	'--window-ms': 'value',
 	'--out': 'value',
 };
@@ -85,6 +90,7 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 		queueWorkers: 0,
 		queueEvents: 1000,
 		queueConcurrency: 10,
+		queueRequestsPerMinute: 60,
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 	};
@@ -128,6 +134,9 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				break;
 			case '--events-queue-concurrency':
 				options.queueConcurrency = arg.int(1, 1000);
+				break;
+			case '--events-queue-rpm':
+				options.queueRequestsPerMinute = arg.int(1, 60);
 				break;
 			case '--window-ms':
 				options.windowMs = arg.int(100, 3_600_000);

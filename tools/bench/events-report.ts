@@ -14,6 +14,8 @@ export interface EventsFigures {
 	events: number;
 	overMs: number;
 	queueWorkers: number;
+	/** the credential's Requests per Minute (each worker's own budget in queue mode) */
+	requestsPerMinute: number;
 	windowMs: number;
 	answeredOk: number;
 	failed: number;
@@ -80,6 +82,7 @@ export function eventsFigures(
 		events: plan.events,
 		overMs: plan.overMs,
 		queueWorkers: plan.queueWorkers,
+		requestsPerMinute: plan.requestsPerMinute,
 		windowMs,
 		answeredOk: records.filter((record) => record.status === 200).length,
 		failed: records.filter((record) => record.status !== 200).length,
@@ -139,10 +142,11 @@ const s = (ms: number | undefined, digits = 1) =>
 	ms === undefined ? '–' : (ms / 1000).toFixed(digits);
 
 export function scenarioLabel(
-	f: Pick<EventsFigures, 'scenario' | 'events' | 'overMs' | 'queueWorkers'>,
+	f: Pick<EventsFigures, 'scenario' | 'events' | 'overMs' | 'queueWorkers' | 'requestsPerMinute'>,
 ): string {
 	if (f.scenario === 'atOnce') return `${f.events} at once`;
-	if (f.scenario === 'queue') return `${f.events} at once, queue mode, ${f.queueWorkers} workers`;
+	if (f.scenario === 'queue')
+		return `${f.events} at once, queue mode, ${f.queueWorkers} workers at ${f.requestsPerMinute} a minute each`;
 	if (f.scenario === 'spread') return `${f.events} over ${Math.round(f.overMs / 1000)} s`;
 	return `${f.events} lone (≥ ${Math.round(f.overMs / 1000)} s apart)`;
 }

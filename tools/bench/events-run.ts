@@ -30,6 +30,8 @@ export interface EventsRunPlan {
 	overMs: number;
 	/** queue mode: the workers (0: regular mode) */
 	queueWorkers: number;
+	/** the credential's Requests per Minute: each process's own budget (the service's limit unless queue mode sets less) */
+	requestsPerMinute: number;
 	token: string;
 	credential: W.CredentialRef;
 	webhookPath: string;
@@ -105,6 +107,7 @@ export function planRun(
 	overMs: number,
 	baseUrl: string,
 	queueWorkers = 0,
+	requestsPerMinute = EVENTS_LIMIT,
 ): EventsRunPlan {
 	const key = `${major}${contender}${scenario}`;
 	const id = `bEv${major}${contender.slice(0, 4)}${scenario.slice(0, 4)}`
@@ -125,6 +128,7 @@ export function planRun(
 		events,
 		overMs,
 		queueWorkers,
+		requestsPerMinute,
 		token,
 		credential,
 		webhookPath,
@@ -133,13 +137,13 @@ export function planRun(
 	};
 }
 
-/** The credential a run's workflow uses: Task Backlog at 60 a window, or Header Auth for the HTTP Request node. */
+/** The credential a run's workflow uses: Task Backlog at the plan's rate, or Header Auth for the HTTP Request node. */
 export function runCredential(plan: EventsRunPlan, baseUrl: string, windowMs: number) {
 	if (plan.contender === 'http') return W.headerAuthCredential(plan.credential, plan.token);
 	return W.backlogCredential(plan.credential, {
 		baseUrl,
 		token: plan.token,
-		requestsPerMinute: EVENTS_LIMIT,
+		requestsPerMinute: plan.requestsPerMinute,
 		rateLimitWindowSeconds: windowMs / 1000,
 	});
 }

@@ -192,7 +192,18 @@ export async function eventsBench(argv: string[]): Promise<void> {
 					{
 						major,
 						tgz,
-						plans: [planRun(major, 'ours', 'queue', options.queueEvents, 0, sim.url, queueWorkers)],
+						plans: [
+							planRun(
+								major,
+								'ours',
+								'queue',
+								options.queueEvents,
+								0,
+								sim.url,
+								queueWorkers,
+								options.queueRequestsPerMinute,
+							),
+						],
 						queueWorkers,
 					},
 				]

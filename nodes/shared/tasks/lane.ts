@@ -1,0 +1,269 @@
+import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError, sleep } from 'n8n-workflow';
+
+import type { BacklogClient } from '../transport/client';
+
+/**
+ * One lane of the group commit (coalesce.ts): the executions of one process that want the same kind of request of the
+ * same caller wait here, and each turn sends what waits as one request (or one round of requests) for all of them.
+ * What each execution gets back is its own: its results in the order it gave its entries, errors copied to name its
+ * node, and nothing when it was cancelled while it waited.
+ */
+
+/** Entries waiting in one lane at most; past it an execution sends on its own, as if no other were running. */
+const MAX_WAITING = 10_000;
+
+/** A burst is still arriving while entries come less than this share of a request spacing apart. */
+export const ARRIVING = 0.25;
+
+interface Waiting<E, R> {
+	owner: BacklogClient;
+	entries: E[];
+	/** Entries handed to a request so far; the results come back in the same order. */
+	taken: number;
+	results: R[];
+	resolve: (results: R[]) => void;
+	reject: (error: unknown) => void;
+}
+
+export type Send<E, R> = (sender: BacklogClient, entries: E[]) => Promise<R[]>;
+
+/** How a lane groups its entries into turns and how long a turn lingers for company. */
+export interface LaneShape<E> {
+	/**
+	 * How many entries one turn of the lane sends at most, given the first waiting one: a large run is sent in turns,
+	 * taken round robin with the others waiting, so an event that arrives meanwhile waits one turn, not the whole run.
+	 */
+	groupSize: (first: E) => number;
+	/**
+	 * How many entries fill one request, given the first waiting one and its execution: a turn lingering for a burst
+	 * goes once that many wait.
+	 */
+	fullSize: (first: E, owner: BacklogClient) => number;
+	/**
+	 * How many entries for this lane are on their way (a write lane: the uids of the same caller's reads waiting or
+	 * under way, whose executions write next). While they would fill its request, or while the waiting entries are
+	 * what a turn of full requests left, a turn lingers for them, up to maxFedLingerSpacings after its oldest entry,
+	 * and sends only full requests meanwhile. Otherwise the entries go at once: a read lingers longer than a write
+	 * would wait.
+	 */
+	feeding?: () => number;
+	maxFedLingerSpacings?: number;
+	/** How long a turn lingers for a burst at most, in request spacings after its oldest entry. */
+	maxLingerSpacings: number;
+	/** A burst is still arriving while entries come less than this many request spacings apart. */
+	arrivingSpacings: number;
+}
+
+export class Lane<E, R> {
+	private readonly waiting: Array<Waiting<E, R>> = [];
+
+	private waitingEntries = 0;
+
+	/** Entries of the request under way. */
+	private sendingEntries = 0;
+
+	/** The waiting entries are what a turn of full requests left: a burst is under way (see linger). */
+	private leftover = false;
+
+	private busy = false;
+
+	/** The execution whose request went last, and when: see linger. */
+	private lastOwner?: BacklogClient;
+
+	private lastSentAt = -Infinity;
+
+	/** When the oldest waiting entry arrived (the lane's turn started waiting for it), and the newest. */
+	private firstArrivalAt = Infinity;
+
+	private lastArrivalAt = -Infinity;
+
+	/** How long before the newest entry the one before it arrived: a lone event is not part of a burst. */
+	private lastArrivalGap = Infinity;
+
+	constructor(
+		private readonly send: Send<E, R>,
+		private readonly shape: LaneShape<E>,
+	) {}
+
+	/** Entries waiting or being sent. */
+	get pendingEntries(): number {
+		return this.waitingEntries + this.sendingEntries;
+	}
+
+	/** The executions with entries in the lane (those being sent included). */
+	owners(): BacklogClient[] {
+		return this.waiting.map((waiting) => waiting.owner);
+	}
+
+	async submit(owner: BacklogClient, entries: E[]): Promise<R[]> {
+		if (entries.length === 0) return [];
+		if (this.busy && this.waitingEntries + entries.length > MAX_WAITING)
+			return await this.send(owner, entries);
+		const done = new Promise<R[]>((resolve, reject) =>
+			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
+		);
+		this.waitingEntries += entries.length;
+		this.lastArrivalGap = Date.now() - this.lastArrivalAt;
+		this.lastArrivalAt = Date.now();
+		this.firstArrivalAt = Math.min(this.firstArrivalAt, this.lastArrivalAt);
+		void this.pump();
+		return await done;
+	}
+
+	/** One turn after another while entries wait: the oldest first, up to groupSize, as one send. */
+	private async pump() {
+		if (this.busy) return;
+		this.busy = true;
+		try {
+			while (this.waiting.length > 0) {
+				const fullOnly = await this.linger();
+				this.leftover = fullOnly !== undefined;
+				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
+				const oldest = this.waiting[0];
+				let room = Math.max(1, this.shape.groupSize(oldest.entries[oldest.taken]));
+				if (fullOnly) room = Math.min(room, fullOnly);
+				for (const waiting of [...this.waiting]) {
+					if (room === 0) break;
+					if (isCancelled(waiting.owner)) {
+						this.drop(waiting, cancelled(waiting.owner));
+						continue;
+					}
+					const count = Math.min(room, waiting.entries.length - waiting.taken);
+					parts.push({ waiting, count });
+					room -= count;
+				}
+				if (parts.length > 0) await this.sendTurn(parts);
+			}
+		} finally {
+			this.busy = false;
+		}
+	}
+
+	/**
+	 * Another execution's request right after one went: events are arriving in a stream or a burst, which the spec asks
+	 * callers not to send as a burst. The turn waits until one request spacing (window / rate: 1 s at 60 a minute) has
+	 * passed since the last request, and what arrives meanwhile goes along. While more is on its way (entries arriving
+	 * less than arrivingSpacings apart, up to maxLingerSpacings after the oldest arrived; or reads under way whose
+	 * executions write next, see feeding, up to maxFedLingerSpacings) it waits for it until a request is
+	 * full, and until then sends only full requests: the rest waits for what comes. A lone event (the first to arrive
+	 * after a pause of arrivingSpacings) goes once a spacing has passed since the last request; the turns of one large
+	 * run go at once.
+	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
+	 */
+	private async linger(): Promise<number | undefined> {
+		const first = this.waiting[0];
+		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return undefined;
+		const spacing = await first.owner.requestSpacingMs();
+		const wait = this.lastSentAt + spacing - Date.now();
+		if (wait > 0) await sleep(wait);
+		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
+		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
+		const arriving = this.shape.arrivingSpacings * spacing;
+		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
+		const moreComing = (missing: number) => {
+			const now = Date.now();
+			return (
+				(now < until && now - this.lastArrivalAt < arriving && this.lastArrivalGap < arriving) ||
+				(now < fedUntil && this.fedEnough(missing))
+			);
+		};
+		while (this.waitingEntries < full && moreComing(full - this.waitingEntries))
+			await sleep(
+				Math.min(
+					Math.max(until, fedUntil) - Date.now(),
+					Math.max(this.lastArrivalAt + arriving - Date.now(), ARRIVING * spacing),
+				),
+			);
+		const rest = this.waitingEntries % full;
+		return rest > 0 && moreComing(full - rest) ? this.waitingEntries - rest : undefined;
+	}
+
+	/**
+	 * Whether the entries on their way (feeding) are worth waiting for: enough to fill the request, or any at all when
+	 * the waiting ones are what a turn of full requests left (a burst, whose next read carries more).
+	 */
+	private fedEnough(missing: number): boolean {
+		const fed = this.shape.feeding?.() ?? 0;
+		return fed >= missing || (this.leftover && fed > 0);
+	}
+
+	private drop(waiting: Waiting<E, R>, error: unknown) {
+		this.waiting.splice(this.waiting.indexOf(waiting), 1);
+		this.waitingEntries -= waiting.entries.length - waiting.taken;
+		waiting.reject(error);
+	}
+
+	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
+		const sender = parts[0].waiting.owner;
+		this.lastOwner = sender;
+		this.lastSentAt = Date.now();
+		const entries = parts.flatMap(({ waiting, count }) =>
+			waiting.entries.slice(waiting.taken, waiting.taken + count),
+		);
+		for (const { waiting, count } of parts) {
+			waiting.taken += count;
+			this.waitingEntries -= count;
+		}
+		this.sendingEntries = entries.length;
+		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
+		this.firstArrivalAt = this.waitingEntries > 0 ? Date.now() : Infinity;
+		let results: R[];
+		try {
+			results = await this.send(sender, entries);
+		} catch (error) {
+			for (const { waiting } of parts)
+				this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+			return;
+		} finally {
+			this.sendingEntries = 0;
+		}
+		let at = 0;
+		for (const { waiting, count } of parts) {
+			const own = results.slice(at, at + count);
+			at += count;
+			waiting.results.push(
+				...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))),
+			);
+			// Done, or to the back of the queue: the next turn starts with whoever waited behind it (round robin).
+			this.waiting.splice(this.waiting.indexOf(waiting), 1);
+			if (waiting.taken === waiting.entries.length) waiting.resolve(waiting.results);
+			else this.waiting.push(waiting);
+		}
+	}
+}
+
+/** Whether n8n has cancelled the owner's execution (only an execution has a cancel signal). */
+function isCancelled(owner: BacklogClient): boolean {
+	const { ctx } = owner;
+	return 'getExecutionCancelSignal' in ctx && ctx.getExecutionCancelSignal()?.aborted === true;
+}
+
+function cancelled(owner: BacklogClient): Error {
+	return new NodeOperationError(
+		owner.ctx.getNode(),
+		'The execution was cancelled before its requests were sent',
+	);
+}
+
+/**
+ * An error of a request sent for several executions, as this execution's own: the same message, description and status,
+ * naming its node, with no item index yet (the router sets the item it belongs to).
+ */
+function ownedError(owner: BacklogClient, error: unknown): unknown {
+	if (!(error instanceof Error)) return error;
+	const copy = Object.create(
+		Object.getPrototypeOf(error),
+		Object.getOwnPropertyDescriptors(error),
+	) as Error & IDataObject;
+	if ('node' in copy) copy.node = owner.ctx.getNode();
+	if (copy.context && typeof copy.context === 'object')
+		copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
+	return copy;
+}
+
+function owned<R>(owner: BacklogClient, result: R): R {
+	if (result && typeof result === 'object' && 'error' in result)
+		return { ...result, error: ownedError(owner, result.error) };
+	return result;
+}

@@ -292,7 +292,10 @@ describe('A burst of events costs few requests', () => {
 	it('executions at once learn an undocumented batch limit once: one refused batch for the whole burst', async () => {
 		sim.configure({
 			readings: { maxBatchSize: 50, batchTooLarge: '413' },
-			faults: { latencyMs: [20, 20] },
+			// Requests of 200 ms: while one is under way, more than 50 executions' writes wait, so the burst's batches
+			// are larger than the limit whatever the machine's speed (at 20 ms, on an idle machine, most turns carried
+			// fewer than 50 and whether one went over the limit was chance).
+			faults: { latencyMs: [200, 200] },
 		});
 		const runs = await staggered(400, 2);
 		expect(runs.filter((run) => run.error !== undefined)).toHaveLength(0);

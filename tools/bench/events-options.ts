@@ -28,6 +28,8 @@ Latency is from an event's webhook call to its task being stored. Prints a table
   --events-queue-rpm 60        the credential's Requests per Minute in that run, which every worker reads as its own
                                budget: 60 (the service's limit) has the workers learn their shares from 429s; the
                                limit divided by the workers (15 for 4) is the README's setting for no 429 at all
+  --events-postgres            regular-mode runs on PostgreSQL as n8n's database too (default: n8n's sqlite; queue
+                               mode always runs on PostgreSQL)
   --events-baseline 5001a36^   the git ref of the baseline: built in a temporary git worktree and packed
   --window-ms 60000            the server's window and the credential's Rate Limit Window
   --out bench-results          where to write events.json
@@ -52,6 +54,7 @@ export interface EventsOptions {
 	queueEvents: number;
 	queueConcurrency: number;
 	queueRequestsPerMinute: number;
+	postgres: boolean;
 	windowMs: number;
 	out: string;
 }
@@ -72,6 +75,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--events-queue': 'value',
 	'--events-queue-concurrency': 'value',
 	'--events-queue-rpm': 'value',
+	'--events-postgres': 'switch',
 	'--window-ms': 'value',
 	'--out': 'value',
 };
@@ -91,6 +95,7 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 		queueEvents: 1000,
 		queueConcurrency: 10,
 		queueRequestsPerMinute: 60,
+		postgres: false,
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 	};
@@ -134,6 +139,9 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				break;
 			case '--events-queue-concurrency':
 				options.queueConcurrency = arg.int(1, 1000);
+				break;
+			case '--events-postgres':
+				options.postgres = true;
 				break;
 			case '--events-queue-rpm':
 				options.queueRequestsPerMinute = arg.int(1, 60);

@@ -4,7 +4,7 @@
 import type { LoggedRequest, Simulator } from '../simulator/simulator';
 import type { EventsContender, EventsScenario } from './events-options';
 import { table } from './format';
-import type { EventRecord, EventsRunPlan } from './events-run';
+import type { EventRecord, EventsRunPlan, N8nDatabase } from './events-run';
 import { runRequests, titleOf } from './events-run';
 
 export interface EventsFigures {
@@ -16,6 +16,7 @@ export interface EventsFigures {
 	queueWorkers: number;
 	/** the credential's Requests per Minute (each worker's own budget in queue mode) */
 	requestsPerMinute: number;
+	database: N8nDatabase;
 	windowMs: number;
 	answeredOk: number;
 	failed: number;
@@ -83,6 +84,7 @@ export function eventsFigures(
 		overMs: plan.overMs,
 		queueWorkers: plan.queueWorkers,
 		requestsPerMinute: plan.requestsPerMinute,
+		database: plan.database,
 		windowMs,
 		answeredOk: records.filter((record) => record.status === 200).length,
 		failed: records.filter((record) => record.status !== 200).length,
@@ -142,13 +144,18 @@ const s = (ms: number | undefined, digits = 1) =>
 	ms === undefined ? '–' : (ms / 1000).toFixed(digits);
 
 export function scenarioLabel(
-	f: Pick<EventsFigures, 'scenario' | 'events' | 'overMs' | 'queueWorkers' | 'requestsPerMinute'>,
+	f: Pick<
+		EventsFigures,
+		'scenario' | 'events' | 'overMs' | 'queueWorkers' | 'requestsPerMinute' | 'database'
+	>,
 ): string {
-	if (f.scenario === 'atOnce') return `${f.events} at once`;
 	if (f.scenario === 'queue')
 		return `${f.events} at once, queue mode, ${f.queueWorkers} workers at ${f.requestsPerMinute} a minute each`;
-	if (f.scenario === 'spread') return `${f.events} over ${Math.round(f.overMs / 1000)} s`;
-	return `${f.events} lone (≥ ${Math.round(f.overMs / 1000)} s apart)`;
+	const onPostgres = f.database === 'postgresql' ? ', n8n on PostgreSQL' : '';
+	if (f.scenario === 'atOnce') return `${f.events} at once${onPostgres}`;
+	if (f.scenario === 'spread')
+		return `${f.events} over ${Math.round(f.overMs / 1000)} s${onPostgres}`;
+	return `${f.events} lone (≥ ${Math.round(f.overMs / 1000)} s apart)${onPostgres}`;
 }
 
 function byKind(kinds: Record<string, number>): string {

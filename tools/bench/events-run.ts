@@ -32,6 +32,8 @@ export interface EventsRunPlan {
 	queueWorkers: number;
 	/** the credential's Requests per Minute: each process's own budget (the service's limit unless queue mode sets less) */
 	requestsPerMinute: number;
+	/** n8n's database (queue mode always runs on PostgreSQL) */
+	database: N8nDatabase;
 	token: string;
 	credential: W.CredentialRef;
 	webhookPath: string;
@@ -98,6 +100,15 @@ function httpWorkflow(
 	]);
 }
 
+export type N8nDatabase = 'sqlite' | 'postgresql';
+
+/** How n8n and the credential are set up for a run: regular mode on sqlite at the service's limit unless said. */
+export interface RunSetting {
+	queueWorkers?: number;
+	requestsPerMinute?: number;
+	database?: N8nDatabase;
+}
+
 /** One run's workflow, credential and token. */
 export function planRun(
 	major: N8nMajor,
@@ -106,8 +117,7 @@ export function planRun(
 	events: number,
 	overMs: number,
 	baseUrl: string,
-	queueWorkers = 0,
-	requestsPerMinute = EVENTS_LIMIT,
+	{ queueWorkers = 0, requestsPerMinute = EVENTS_LIMIT, database = 'sqlite' }: RunSetting = {},
 ): EventsRunPlan {
 	const key = `${major}${contender}${scenario}`;
 	const id = `bEv${major}${contender.slice(0, 4)}${scenario.slice(0, 4)}`
@@ -129,6 +139,7 @@ export function planRun(
 		overMs,
 		queueWorkers,
 		requestsPerMinute,
+		database,
 		token,
 		credential,
 		webhookPath,

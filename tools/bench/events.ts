@@ -57,7 +57,11 @@ function plansFor(
 		for (const contender of contenders) {
 			const n = eventsFor(options, contender, sizes[scenario].n);
 			if (n > 0)
-				plans.push(planRun(major, contender, scenario, n, sizes[scenario].overMs, baseUrl));
+				plans.push(
+					planRun(major, contender, scenario, n, sizes[scenario].overMs, baseUrl, {
+						database: options.postgres ? 'postgresql' : 'sqlite',
+					}),
+				);
 		}
 	return plans;
 }
@@ -105,12 +109,13 @@ async function runPackage(
 	queueWorkers = 0,
 ): Promise<EventsFigures[]> {
 	const install = await ensureN8n(major, log);
-	// queue mode on PostgreSQL, as n8n recommends: with sqlite, workers writing executions at once meet SQLITE_BUSY
+	// queue mode on PostgreSQL, as n8n recommends: with sqlite, workers writing executions at once meet SQLITE_BUSY;
+	// regular mode too with --events-postgres
 	let postgres: PostgresServer | undefined;
-	if (queueWorkers > 0) {
+	if (plans.some((plan) => plan.database === 'postgresql')) {
 		const availability = ensurePostgres(log);
 		if ('skipped' in availability)
-			throw new Error(`--events-queue-workers needs PostgreSQL: ${availability.skipped}`);
+			throw new Error(`PostgreSQL for n8n's database cannot be had: ${availability.skipped}`);
 		postgres = await startPostgres(availability, log);
 	}
 	const folder = await N8nUserFolder.create(install, { tgz, log, env: postgres?.n8nEnv }).catch(
@@ -193,16 +198,11 @@ export async function eventsBench(argv: string[]): Promise<void> {
 						major,
 						tgz,
 						plans: [
-							planRun(
-								major,
-								'ours',
-								'queue',
-								options.queueEvents,
-								0,
-								sim.url,
+							planRun(major, 'ours', 'queue', options.queueEvents, 0, sim.url, {
 								queueWorkers,
-								options.queueRequestsPerMinute,
-							),
+								requestsPerMinute: options.queueRequestsPerMinute,
+								database: 'postgresql',
+							}),
 						],
 						queueWorkers,
 					},

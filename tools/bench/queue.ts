@@ -31,6 +31,9 @@ at the real 60 s window unless told otherwise. Prints a table; writes <out>/queu
   --queue-executions 4       executions started at once (one webhook call each)
   --queue-concurrency N      each worker's --concurrency (default: 10, n8n's own, with one worker, so the executions
                              share its process; 1 with several, so that each runs on a worker of its own)
+  --queue-rpm 60             the credential's Requests per Minute, which every worker reads as its own budget: 60
+                             (the service's limit) has the workers learn their shares from 429s; the limit divided by
+                             the workers (15 for 4) is the README's setting for no 429 at all
   --window-ms 60000          the server's window and the credential's Rate Limit Window
   --retry-delay-ms N         the node's Retry Delay (default 2000 scaled with the window: 2000 × window / 60 s)
   --out bench-results        where to write queue.json
@@ -45,6 +48,7 @@ interface QueueOptions {
 	sizes: number[];
 	executions: number;
 	concurrency?: number;
+	requestsPerMinute: number;
 	windowMs: number;
 	retryDelayMs?: number;
 	out: string;
@@ -56,6 +60,7 @@ const QUEUE_FLAGS: Record<string, FlagKind> = {
 	'--queue-sizes': 'value',
 	'--queue-executions': 'value',
 	'--queue-concurrency': 'value',
+	'--queue-rpm': 'value',
 	'--window-ms': 'value',
 	'--retry-delay-ms': 'value',
 	'--out': 'value',
@@ -66,6 +71,7 @@ function parseQueueArgs(argv: string[]): QueueOptions {
 		workers: [1, 4],
 		sizes: [1000, 2500],
 		executions: 4,
+		requestsPerMinute: LIMIT,
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
 	};
@@ -82,6 +88,9 @@ function parseQueueArgs(argv: string[]): QueueOptions {
 				break;
 			case '--queue-concurrency':
 				options.concurrency = arg.number();
+				break;
+			case '--queue-rpm':
+				options.requestsPerMinute = arg.int(1, LIMIT);
 				break;
 			case '--window-ms':
 				options.windowMs = arg.number();
@@ -184,7 +193,7 @@ export async function queueBench(argv: string[]): Promise<void> {
 						W.backlogCredential(credential, {
 							baseUrl: sim.url,
 							token: TOKEN,
-							requestsPerMinute: LIMIT,
+							requestsPerMinute: options.requestsPerMinute,
 							rateLimitWindowSeconds: options.windowMs / 1000,
 						}),
 					]);
@@ -241,7 +250,7 @@ export async function queueBench(argv: string[]): Promise<void> {
 	const intro =
 		`Queue mode: ${describeVersions(install)}, redis-server ${redisAvailability.version}, sqlite; ${os.cpus().length} CPUs. ` +
 		`Simulator: ${LIMIT} requests per ${options.windowMs / 1000} s window per token (fixed window, 429s counted), strict profile, batch limit 50 undocumented (413). ` +
-		`Workflow: Webhook → Code (tickets) → Task Backlog Create or Update by external ID, Batch Size 100, Retry Delay ${retryDelayMs} ms; credential Requests per Minute ${LIMIT}, Rate Limit Window ${options.windowMs / 1000} s. ` +
+		`Workflow: Webhook → Code (tickets) → Task Backlog Create or Update by external ID, Batch Size 100, Retry Delay ${retryDelayMs} ms; credential Requests per Minute ${options.requestsPerMinute} (each worker's own budget), Rate Limit Window ${options.windowMs / 1000} s. ` +
 		`${options.executions} webhook calls at once per row. Floor = ceil(accepted requests / ${LIMIT}) windows.`;
 	process.stdout.write(`${intro}\n\n${table(rows)}\n`);
 	fs.mkdirSync(options.out, { recursive: true });

@@ -224,9 +224,9 @@ export async function eventsBench(argv: string[]): Promise<void> {
 		disposeAll();
 	}
 	const intro =
-		`Events: ${describeVersions()}, regular mode (sqlite) unless the row says queue mode (Redis, PostgreSQL, main + workers); ${os.cpus().length} CPUs. ` +
+		`Events: ${describeVersions()}, regular mode on sqlite unless the row says PostgreSQL or queue mode (Redis, PostgreSQL, main + workers); ${os.cpus().length} CPUs. ` +
 		`Simulator: ${EVENTS_LIMIT} requests per ${options.windowMs / 1000} s window per token (fixed window, 429s counted), batch limit 50 undocumented (413). ` +
-		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes; credential Requests per Minute ${EVENTS_LIMIT}, Rate Limit Window ${options.windowMs / 1000} s. ` +
+		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes; credential Requests per Minute ${EVENTS_LIMIT} (queue mode: as the row says), Rate Limit Window ${options.windowMs / 1000} s. ` +
 		`HTTP Request: Webhook → Set → PUT /tasks/{uid}, Retry On Fail (3 tries, 1000 ms). Each run has its own token. ` +
 		`Latency: webhook call to the first successful write of the task on the simulator; drain: first webhook call to the last task stored.`;
 	const targets = eventsTargets(rows);

@@ -21,6 +21,14 @@ import {
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
+import { credentialNumber, isSecureEnough, normalizeBaseUrl, redactor } from './credential';
+import {
+	HOST_NOT_FOUND,
+	locationOf,
+	networkErrorCode,
+	RETRIED_STATUSES,
+	retryAfterMs,
+} from './network';
 import { USER_AGENT } from './version';
 
 export type BacklogContext =
@@ -57,175 +65,6 @@ export interface ApiRequest {
 export interface Page {
 	items: IDataObject[];
 	meta?: { self_cursor?: string | null; next_cursor?: string | null; total_count?: number };
-}
-
-/**
- * Statuses the spec calls transient, and 504 (a gateway in front of the service gave up waiting: transient as a 502).
- * A 429 was not processed, so it is retried even for a non-idempotent write; the 5xx only for an idempotent request.
- */
-const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
-/**
- * Network failures retried (for an idempotent request) as the spec's transient errors. EHOSTUNREACH and ENETUNREACH
- * (no route to the host) are among them, as ECONNREFUSED is: a route or a VPN coming back, or a host restarting,
- * clears them, and a wrong address still fails after the last attempt with the Base URL named.
- */
-const NETWORK_ERROR_CODES = [
-	'ECONNRESET',
-	'ETIMEDOUT',
-	'ECONNREFUSED',
-	'EPIPE',
-	'ECONNABORTED',
-	'ESOCKETTIMEDOUT',
-	'EAI_AGAIN',
-	'EHOSTUNREACH',
-	'ENETUNREACH',
-	'UND_ERR_SOCKET',
-];
-/**
- * The host name of the Base URL does not exist (the DNS answered "no such name"): a configuration error, which no
- * retry mends. The request fails at once, saying to check the Base URL. (A DNS that could not answer is EAI_AGAIN,
- * retried above.)
- */
-const HOST_NOT_FOUND = 'ENOTFOUND';
-/**
- * What a network failure says once wrapped: n8n 1.x turns it into a NodeApiError whose message is a sentence per
- * code and drops the cause, so the sentence is all that is left to recognise it by.
- */
-const NETWORK_ERROR_TEXTS: Array<[RegExp, string]> = [
-	[/socket hang up|closed unexpectedly/i, 'ECONNRESET'],
-	[/timeout of \d+ms exceeded|connection timed out/i, 'ETIMEDOUT'],
-	[/refused the connection/i, 'ECONNREFUSED'],
-	[/connection was aborted/i, 'ECONNABORTED'],
-	[/host is unreachable/i, 'EHOSTUNREACH'],
-	[/DNS server returned an error/i, 'EAI_AGAIN'],
-	[/incorrect host \(domain\)/i, HOST_NOT_FOUND],
-];
-
-const KNOWN_ERROR_CODES = [...NETWORK_ERROR_CODES, HOST_NOT_FOUND];
-
-function networkErrorCode(error: unknown): string | undefined {
-	const seen = new Set<unknown>();
-	let current: unknown = error;
-	while (current && typeof current === 'object' && !seen.has(current)) {
-		seen.add(current);
-		const { code, message, cause } = current as {
-			code?: unknown;
-			message?: unknown;
-			cause?: unknown;
-		};
-		if (typeof code === 'string' && KNOWN_ERROR_CODES.includes(code)) return code;
-		if (typeof message === 'string') {
-			const found = KNOWN_ERROR_CODES.find((known) => message.includes(known));
-			if (found) return found;
-			const described = NETWORK_ERROR_TEXTS.find(([pattern]) => pattern.test(message));
-			if (described) return described[1];
-		}
-		current = cause;
-	}
-	return undefined;
-}
-
-/**
- * Retry-After in seconds or as an HTTP date; undefined when absent, empty, unreadable, or asking for no wait at all
- * (0, a negative number, a date already past): such a value would turn the backoff off and retry at once, so the
- * normal exponential backoff is kept instead.
- */
-export function retryAfterMs(
-	headers: IDataObject | undefined,
-	nowMs = Date.now(),
-): number | undefined {
-	const raw = headers?.['retry-after'];
-	const value = Array.isArray(raw) ? raw[0] : raw;
-	if (typeof value !== 'string' && typeof value !== 'number') return undefined;
-	const text = String(value).trim();
-	if (text === '') return undefined;
-	const seconds = Number(text);
-	const waitMs = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(text) - nowMs;
-	return Number.isFinite(waitMs) && waitMs > 0 ? waitMs : undefined;
-}
-
-/**
- * A number of the credential: its default when the field is empty (a credential saved before the field existed),
- * otherwise a finite number of at least `min`, or an error naming the field. Nothing is silently replaced: a limit of
- * 0 does not become 60, nor a negative window a millisecond.
- */
-function credentialNumber(
-	ctx: BacklogContext,
-	value: unknown,
-	field: string,
-	fallback: number,
-	min: number,
-	rule: string,
-): number {
-	if (value === undefined || value === null || value === '') return fallback;
-	const number =
-		typeof value === 'number'
-			? value
-			: typeof value === 'string' && value.trim() !== ''
-				? Number(value)
-				: NaN;
-	if (Number.isFinite(number) && number >= min) return number;
-	throw new NodeOperationError(
-		ctx.getNode(),
-		`The Task Backlog API credential's ${field} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
-		{
-			description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).`,
-		},
-	);
-}
-
-/**
- * The forms in which a server may echo the token: as is, URL-encoded (a query string, a redirect's Location, a form
- * body: %XX in either case, a space as %20 or +), and URL-encoded twice. Longest first, so that a form holding another is
- * replaced whole.
- */
-export function tokenForms(token: string): string[] {
-	if (token.length < 4) return [];
-	const component = encodeURIComponent(token);
-	const form = new URLSearchParams({ t: token }).toString().slice(2);
-	const forms = new Set([token, component, encodeURI(token), form, encodeURIComponent(component)]);
-	for (const encoded of [...forms])
-		forms.add(encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
-	return [...forms].sort((a, b) => b.length - a.length);
-}
-
-/** Replaces every form of the token (tokenForms) in a text with ***. */
-export function redactor(token: string): (text: string) => string {
-	const forms = tokenForms(token);
-	return (text) => forms.reduce((result, form) => result.split(form).join('***'), text);
-}
-
-export function normalizeBaseUrl(value: unknown): string | undefined {
-	const url = String(value ?? '')
-		.trim()
-		.replace(/\/+$/, '');
-	return /^https?:\/\/[^/\s]+/i.test(url) ? url : undefined;
-}
-
-/** Hosts whose traffic never leaves the machine: plain http:// to them exposes the token to nobody else. */
-export function isLoopbackHost(hostname: string): boolean {
-	const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-	return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
-/**
- * Whether the token may be sent to this base URL: https://, or http:// to a loopback host, or http:// anywhere
- * when the credential's "Allow Insecure HTTP" is on.
- */
-export function isSecureEnough(baseUrl: string, allowInsecureHttp: boolean): boolean {
-	if (/^https:\/\//i.test(baseUrl) || allowInsecureHttp) return true;
-	try {
-		return isLoopbackHost(new URL(baseUrl).hostname);
-	} catch {
-		return false;
-	}
-}
-
-/** The Location header of a response, whatever case or shape the headers came in. */
-function locationOf(headers: IDataObject | undefined): string | undefined {
-	const value = headers?.location ?? headers?.Location;
-	const first = Array.isArray(value) ? value[0] : value;
-	return typeof first === 'string' && first.trim() ? first.trim() : undefined;
 }
 
 interface Connection {
@@ -286,7 +125,7 @@ export class BacklogClient {
 		if (credentials.actingUserUid) headers['service-user'] = String(credentials.actingUserUid);
 		const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex');
 		const limit = credentialNumber(
-			this.ctx,
+			this.ctx.getNode(),
 			credentials.requestsPerMinute,
 			'Requests per Minute',
 			60,
@@ -294,7 +133,7 @@ export class BacklogClient {
 			'a number of 1 or more',
 		);
 		const windowSeconds = credentialNumber(
-			this.ctx,
+			this.ctx.getNode(),
 			credentials.rateLimitWindowSeconds,
 			'Rate Limit Window (Seconds)',
 			60,

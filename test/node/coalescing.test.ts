@@ -228,9 +228,9 @@ describe('A burst of events costs few requests', () => {
 	/** A rate of 300 a minute: one request spacing is 200 ms, so the lingering is long enough to measure. */
 	const paced = { requestsPerMinute: 300 };
 	const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-	const bunch = (from: number, count: number, options: IDataObject = {}) =>
+	const bunch = (from: number, count: number, options: IDataObject = {}, credentials = paced) =>
 		Array.from({ length: count }, (_, i) =>
-			runBacklog(sim, { ...upsert, ...options }, { items: [ticket(from + i)], credentials: paced }),
+			runBacklog(sim, { ...upsert, ...options }, { items: [ticket(from + i)], credentials }),
 		);
 	const queriesSent = () => sent(sim, 'POST', '/tasks/query').length;
 	const batchOf10 = { requestOptions: { batchSize: 10 } };
@@ -287,6 +287,43 @@ describe('A burst of events costs few requests', () => {
 			(request) => (request.body as { items: unknown[] }).items.length,
 		);
 		expect(batches).toEqual([10, 7]);
+	}, 30_000);
+
+	/** The requests that name this ticket's task: a GET of its own, or a query or batch it shares. */
+	const requestsFor = (i: number) =>
+		sim.requests.filter((request) =>
+			`${request.path} ${JSON.stringify(request.body ?? '')}`.includes(uidOf(`E-${i}`)),
+		);
+
+	it('the first execution of a bunch that follows a burst seconds later waits for its bunch: one read for all, no GET of its own', async () => {
+		// 120 a minute: a request spacing of half a second, so the bunch's rest arrives well within it on a busy machine.
+		const slower = { requestsPerMinute: 120 };
+		const burst = bunch(1, 5, {}, slower);
+		for (const run of await Promise.all(burst)) expect(run.error).toBeUndefined();
+		// Three spacings later (more than a burst's arrivals are apart), the head of the next bunch, then the rest.
+		await sleepMs(1500);
+		const head = bunch(6, 1, {}, slower);
+		await sleepMs(100);
+		const rest = bunch(7, 4, {}, slower);
+		for (const run of await Promise.all([...head, ...rest])) expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(10);
+		expect(requestsFor(6).filter((request) => request.method === 'GET')).toHaveLength(0);
+		const headRead = requestsFor(6).find((request) => request.path === '/tasks/query');
+		expect(headRead).toBeDefined();
+		for (const i of [7, 8, 9, 10]) expect(requestsFor(i)).toContain(headRead);
+	}, 30_000);
+
+	it('a lone event after a lone event is not held back for company: each goes at once, with a GET and a PUT of its own', async () => {
+		await oneEarlierTicket();
+		const first = await runBacklog(sim, upsert, { items: [ticket(1)], credentials: paced });
+		expect(first.error).toBeUndefined();
+		await sleepMs(600);
+		const lone = bunch(2, 1);
+		await sleepMs(100);
+		const next = bunch(3, 1);
+		for (const run of await Promise.all([...lone, ...next])) expect(run.error).toBeUndefined();
+		for (const i of [1, 2, 3])
+			expect(requestsFor(i).map((request) => request.method)).toEqual(['GET', 'PUT']);
 	}, 30_000);
 
 	it('executions at once learn an undocumented batch limit once: one refused batch for the whole burst', async () => {

@@ -16,6 +16,12 @@ const MAX_WAITING = 10_000;
 /** A burst is still arriving while entries come less than this share of a request spacing apart. */
 export const ARRIVING = 0.25;
 
+/**
+ * For this many request spacings after a turn that carried several entries, the lane is in a burst: the first entry
+ * after a pause is taken for the next part of it, not for a lone event (see linger).
+ */
+const BURST_SPACINGS = 10;
+
 interface Waiting<E, R> {
 	owner: BacklogClient;
 	entries: E[];
@@ -72,6 +78,9 @@ export class Lane<E, R> {
 	private lastOwner?: BacklogClient;
 
 	private lastSentAt = -Infinity;
+
+	/** When the last turn that carried several entries went (see linger). */
+	private lastBurstAt = -Infinity;
 
 	/** When the oldest waiting entry arrived (the lane's turn started waiting for it), and the newest. */
 	private firstArrivalAt = Infinity;
@@ -147,8 +156,10 @@ export class Lane<E, R> {
 	 * less than arrivingSpacings apart, up to maxLingerSpacings after the oldest arrived; or reads under way whose
 	 * executions write next, see feeding, up to maxFedLingerSpacings) it waits for it until a request is
 	 * full, and until then sends only full requests: the rest waits for what comes. A lone event (the first to arrive
-	 * after a pause of arrivingSpacings) goes once a spacing has passed since the last request; the turns of one large
-	 * run go at once.
+	 * after a pause of arrivingSpacings) goes once a spacing has passed since the last request; but within
+	 * BURST_SPACINGS after a turn that carried several entries the first after a pause lingers as a burst's would: n8n
+	 * starts a burst's executions in bunches seconds apart, and a queue-mode worker starts its next jobs together once
+	 * the last ones end, so that first one is the head of the next bunch. The turns of one large run go at once.
 	 * Returns how many entries the turn may take to send full requests only, or undefined for no such cap.
 	 */
 	private async linger(): Promise<number | undefined> {
@@ -160,11 +171,14 @@ export class Lane<E, R> {
 		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
 		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
 		const arriving = this.shape.arrivingSpacings * spacing;
+		const inBurst = Date.now() - this.lastBurstAt < BURST_SPACINGS * spacing;
 		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
 		const moreComing = (missing: number) => {
 			const now = Date.now();
 			return (
-				(now < until && now - this.lastArrivalAt < arriving && this.lastArrivalGap < arriving) ||
+				(now < until &&
+					now - this.lastArrivalAt < arriving &&
+					(this.lastArrivalGap < arriving || inBurst)) ||
 				(now < fedUntil && this.fedEnough(missing))
 			);
 		};
@@ -206,6 +220,7 @@ export class Lane<E, R> {
 			this.waitingEntries -= count;
 		}
 		this.sendingEntries = entries.length;
+		if (entries.length > 1) this.lastBurstAt = this.lastSentAt;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
 		this.firstArrivalAt = this.waitingEntries > 0 ? Date.now() : Infinity;
 		let results: R[];

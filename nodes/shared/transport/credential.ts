@@ -3,6 +3,8 @@
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { spelledNumber } from '../numbers';
+
 /**
  * A number of the credential: its default when the field is empty (a credential saved before the field existed),
  * otherwise a finite number of at least `min`, or an error naming the field. Nothing is silently replaced: a limit of
@@ -17,12 +19,7 @@ export function credentialNumber(
 	rule: string,
 ): number {
 	if (value === undefined || value === null || value === '') return fallback;
-	const number =
-		typeof value === 'number'
-			? value
-			: typeof value === 'string' && value.trim() !== ''
-				? Number(value)
-				: NaN;
+	const number = spelledNumber(value);
 	if (Number.isFinite(number) && number >= min) return number;
 	throw new NodeOperationError(
 		node,

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { spelledNumber } from '../../../shared/numbers';
 import type { RetryPolicy } from '../../../shared/transport/client';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
 
@@ -71,12 +72,7 @@ function optionNumber(
 	rule: string,
 ): number {
 	if (value === undefined || value === null || value === '') return fallback;
-	const number =
-		typeof value === 'number'
-			? value
-			: typeof value === 'string' && value.trim() !== ''
-				? Number(value)
-				: NaN;
+	const number = spelledNumber(value);
 	if (valid(number)) return number;
 	throw new NodeOperationError(
 		ctx.getNode(),

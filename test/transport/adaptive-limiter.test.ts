@@ -8,6 +8,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
 import {
+	BURST,
 	DECREASE,
 	INCREASE,
 	MIN_SHARE,
@@ -89,21 +90,23 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		expect(limiter.allowance).toBe(30);
 	});
 
-	it('after a cut the requests of the window hold the next ones back, and the rest leave evenly spaced', async () => {
-		const limiter = new RateLimiter(60, 300, 60);
+	it(`after a cut the requests of the window hold the next ones back; then ${BURST} leave as they free, the rest one spacing apart`, async () => {
+		// paced as in use (a bucket of BURST), in a 3 s window: the 19 leave about 50 ms apart (3 s × 1.03 / 60)
+		const limiter = new RateLimiter(60, 3000);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
 		const started = Date.now();
 		const times: number[] = [];
-		for (let i = 0; i < 4; i++) {
+		for (let i = 0; i < 8; i++) {
 			(await limiter.acquire())(200);
 			times.push(Date.now() - started);
 		}
-		// held back until enough of the 20 have left the 300 ms window (its 3% margin and up to 10% jitter on top)
-		expect(times[0]).toBeGreaterThanOrEqual(250);
-		// then about window / rate apart, not in a burst (the rate is 17 to 21 by then, growing: 14 to 18 ms each, ±10%;
-		// counted over the three, since a timer that fires late lets the next request leave at once)
-		expect(times[3] - times[0]).toBeGreaterThanOrEqual(30);
+		// held back until enough of the 20 have left the 3 s window (the 6th of them left about 0.3 s after the first)
+		expect(times[0]).toBeGreaterThanOrEqual(2500);
+		// the first BURST leave as the old requests leave the window, about 50 ms apart: not each a cut spacing later
+		expect(times[BURST - 1] - times[0]).toBeLessThan(450);
+		// then about window / rate apart (the rate is 14 to 17 by then, growing: 180 to 220 ms each, ±10%)
+		expect(times[7] - times[BURST]).toBeGreaterThanOrEqual(450);
 	});
 
 	it('a Retry-After releases the requests sent so far at the time the server named', async () => {

@@ -74,11 +74,12 @@ interface Slot {
  * - from the cut on, the rate grows back with time: INCREASE × limit × k³ after k windows, never above the configured
  *   limit; after a cut to the floor (MIN_SHARE), which tells the process nothing of its share, it doubles every half
  *   window instead, until the next 429;
- * - below the configured limit, requests are spaced evenly (window / rate apart, jittered) instead of leaving in
- *   bursts, so that the processes sharing a window all send through it and its 429s fall on each in proportion to
- *   its rate: that is what makes the shares converge (equal increases, proportional decreases);
- * - at the configured limit, after a burst of BURST requests, they leave one spacing (window / limit) apart: a token
- *   bucket of BURST at the limit's rate (GCRA), under the window's count.
+ * - at any rate, after a burst of BURST requests, they leave one spacing (window / rate) apart: a token bucket of BURST
+ *   at the current rate (GCRA), under the window's count. Below the configured limit the spacing is jittered, so that
+ *   the processes sharing a window all send through it and its 429s fall on each in proportion to its rate: that is
+ *   what makes the shares converge (equal increases, proportional decreases). The bucket lets a process that was held
+ *   back until the server's window passed send its first few at once there, as it does at the full rate, instead of
+ *   spending its cut rate's whole spacing on each of them.
  *
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
  * executions in one n8n process that share a base URL and token queue up behind each other instead of racing.
@@ -106,13 +107,10 @@ export class RateLimiter {
 	/** The last cut went to the floor: the rate grows back by doubling (see rateAt). */
 	private fromFloor = false;
 
-	/** The latest send time handed out. */
-	private lastAt = -Infinity;
-
-	/** At the configured rate: when the bucket of BURST requests is full again (GCRA's theoretical arrival time). */
+	/** When the bucket of `burst` requests is full again (GCRA's theoretical arrival time). */
 	private paceAt = -Infinity;
 
-	/** @param burst requests that may leave back to back at the configured rate (BURST; the limit: none spaced). */
+	/** @param burst requests that may leave back to back at any rate (BURST; the limit: none spaced). */
 	constructor(
 		limit: number,
 		windowMs: number,
@@ -172,19 +170,15 @@ export class RateLimiter {
 			const times = this.slots.map((slot) => slot.at).sort((a, b) => a - b);
 			at = Math.max(at, times[times.length - allowance] + this.windowMs);
 		}
-		if (rate >= this.limit) {
-			const spacing = this.windowMs / this.limit;
-			at = Math.max(at, this.paceAt - (this.burst - 1) * spacing);
-			this.paceAt = Math.max(this.paceAt, at) + spacing;
-		} else {
-			// Below the configured rate (the server has answered 429): evenly spaced, not in bursts. Processes that share
-			// a window then all send through it, so the 429s at its end fall on each in proportion to its rate.
-			at = Math.max(
-				at,
-				this.lastAt + (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER),
-			);
-		}
-		this.lastAt = Math.max(this.lastAt, at);
+		// A token bucket of `burst` at the current rate (GCRA): after a pause the first few leave together, the rest one
+		// spacing apart. Below the configured rate (the server has answered 429) the spacing is jittered, so processes
+		// that share a window all send through it and the 429s at its end fall on each in proportion to its rate.
+		const spacing =
+			rate >= this.limit
+				? this.windowMs / this.limit
+				: (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER);
+		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
+		this.paceAt = Math.max(this.paceAt, at) + spacing;
 		const slot: Slot = { at, sentAt: at };
 		this.slots.push(slot);
 		if (at > now) await sleep(at - now);

@@ -32,7 +32,7 @@ import { HookContext, PollContext, WebhookContext } from 'n8n-core';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
-import { TestCredentialsHelper } from '../helpers/run-node';
+import { TestCredentialsHelper } from '../helpers/credentials';
 
 export interface TriggerSetup {
 	nodeType: INodeType;

@@ -110,6 +110,52 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		expect(times[7] - times[BURST]).toBeGreaterThanOrEqual(450);
 	});
 
+	it('below the full rate each request leaves one jittered spacing after the last: the bucket does not multiply the jitter', async () => {
+		// 3 s window, cut to 14. The jitter draws alternate between its two ends (−10 %, +10 %), so two gaps in a row
+		// differ by at most 1.1 / 0.9 (and the rate's growth, which shortens both alike): a bucket whose depth moved with
+		// the draws gave gaps of 0.3 and 1.7 spacings in turn.
+		const limiter = new RateLimiter(60, 3000);
+		await send(limiter, 19);
+		await send(limiter, 1, 429);
+		let draw = 0;
+		const random = jest
+			.spyOn(Math, 'random')
+			.mockImplementation(() => (draw++ % 2 === 0 ? 0 : 0.999));
+		const times: number[] = [];
+		try {
+			for (let i = 0; i < 11; i++) {
+				(await limiter.acquire())(200);
+				times.push(Date.now());
+			}
+		} finally {
+			random.mockRestore();
+		}
+		const gaps = times.slice(BURST + 1).map((time, index) => time - times[BURST + index]);
+		for (let i = 1; i < gaps.length; i++) {
+			const [short, long] = [gaps[i - 1], gaps[i]].sort((a, b) => a - b);
+			expect(long / short).toBeLessThan(1.6);
+		}
+	});
+
+	it('after a cut the pause ends at most 3 % of a window after the requests of the window have left it', async () => {
+		// 3 s window, as above: the cut allows 14, so the pause lasts until the 7th of the 20 has left the window (about
+		// 0.8 s before the clock starts here); the largest random spread adds 90 ms, not a tenth of the window (300 ms)
+		const limiter = new RateLimiter(60, 3000);
+		await send(limiter, 19);
+		const random = jest.spyOn(Math, 'random').mockReturnValue(0.999);
+		let started = 0;
+		try {
+			await send(limiter, 1, 429);
+			started = Date.now();
+		} finally {
+			random.mockRestore();
+		}
+		(await limiter.acquire())(200);
+		const waited = Date.now() - started;
+		expect(waited).toBeGreaterThanOrEqual(2000);
+		expect(waited).toBeLessThan(2600);
+	});
+
 	it('a Retry-After releases the requests sent so far at the time the server named', async () => {
 		const limiter = new RateLimiter(60, 2000, 60);
 		await send(limiter, 19);

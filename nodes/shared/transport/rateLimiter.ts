@@ -42,8 +42,15 @@ export const MIN_SHARE = 1 / 16;
  */
 export const BURST = 4;
 
-/** Random share of a window added to the end of a pause after a 429, so processes do not restart in lockstep. */
+/** Random share of a spacing, a wait or a window by which the limiter's times vary, so processes do not act in step. */
 const JITTER = 0.1;
+
+/**
+ * Random share of a window added to the end of the pause after a cut, so that processes cut in the same window do not
+ * all start again at the same instant. Small: their requests of that window already leave it at different times, and
+ * each step after it is jittered; the whole of it is time in which the process sends nothing (up to 1.8 s a minute).
+ */
+const RESTART_SPREAD = 0.03;
 
 /** The attempt budget of the caller, as far as waiting after a 429 is concerned. */
 export interface RetryBudget {
@@ -171,14 +178,13 @@ export class RateLimiter {
 			at = Math.max(at, times[times.length - allowance] + this.windowMs);
 		}
 		// A token bucket of `burst` at the current rate (GCRA): after a pause the first few leave together, the rest one
-		// spacing apart. Below the configured rate (the server has answered 429) the spacing is jittered, so processes
-		// that share a window all send through it and the 429s at its end fall on each in proportion to its rate.
-		const spacing =
-			rate >= this.limit
-				? this.windowMs / this.limit
-				: (this.windowMs / rate) * (1 - JITTER + Math.random() * 2 * JITTER);
+		// spacing apart. Below the configured rate (the server has answered 429) each step is jittered, so processes
+		// that share a window all send through it and the 429s at its end fall on each in proportion to its rate. The
+		// bucket's depth is counted in plain spacings: jittered too, it would move each send by up to `burst` jitters.
+		const spacing = this.windowMs / Math.min(rate, this.limit);
+		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
-		this.paceAt = Math.max(this.paceAt, at) + spacing;
+		this.paceAt = Math.max(this.paceAt, at) + step;
 		const slot: Slot = { at, sentAt: at };
 		this.slots.push(slot);
 		if (at > now) await sleep(at - now);
@@ -215,9 +221,8 @@ export class RateLimiter {
 		this.fromFloor = cut < floor;
 		this.cutRate = Math.max(floor, cut);
 		this.lastCutAt = now;
-		// The requests of this window now hold the next ones back until they leave it; a random part of a window more,
-		// so that processes cut in the same window do not all start again at the same instant.
-		const shift = Math.random() * JITTER * this.configuredWindowMs;
+		// The requests of this window now hold the next ones back until they leave it, and a little more (RESTART_SPREAD).
+		const shift = Math.random() * RESTART_SPREAD * this.configuredWindowMs;
 		for (const slot of this.slots) if (slot.at > now - this.windowMs) slot.at += shift;
 	}
 

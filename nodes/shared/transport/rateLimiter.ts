@@ -17,11 +17,13 @@ export const DECREASE = 0.7;
  * Increase: after a cut the rate grows back with time, by INCREASE × limit × k³ after k windows without a 429 (at 60:
  * +3 after one window, +24 after two, the whole limit after three): slow while the processes are probing near their
  * share, fast once the others are gone, so that the last execution still running has the whole rate back within a few
- * windows rather than tens (after a cut to the floor it doubles every half window instead: see rateAt). AWS's
- * adaptive retry mode grows the same way (a cubic of the time since its last throttle, as TCP CUBIC); the increase does
- * not depend on the current rate, so processes cut at the same time grow back alike, and the proportional cuts make
- * their shares converge. It is counted in time, not in answers, so that a process paced at a low rate (or held back
- * until the server's window has passed) is not kept low by its own pacing.
+ * windows rather than tens (after a cut to the floor it doubles every half window instead: see rateAt). A cubic of
+ * the time since the last throttle, as AWS's adaptive retry mode and TCP CUBIC, but not centred on the rate cut from
+ * as theirs are: the increase does not depend on the rate, so processes cut at the same time grow back alike, and the
+ * proportional cuts make their shares converge (centred, each grows back to its own old rate and the shares drift;
+ * faster, each spends a window's share early and then waits the window out). It is counted in time, not in answers,
+ * so that a process paced at a low rate (or held back until the server's window has passed) is not kept low by its
+ * own pacing.
  */
 export const INCREASE = 0.05;
 

@@ -183,7 +183,7 @@ export class RateLimiter {
 		// spacing apart. Below the configured rate (the server has answered 429) each step is jittered, so processes
 		// that share a window all send through it and the 429s at its end fall on each in proportion to its rate. The
 		// bucket's depth is counted in plain spacings: jittered too, it would move each send by up to burst - 1 jitters.
-		const spacing = this.windowMs / Math.min(rate, this.limit);
+		const spacing = this.windowMs / rate;
 		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
 		this.paceAt = Math.max(this.paceAt, at) + step;

@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import { responseBody } from '../transport/errors';
-import { readTasksByUid, sawTask } from './readByUid';
+import { readTasksByUid, sawTasks } from './readByUid';
 
 /**
  * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
@@ -290,12 +290,14 @@ export async function writeAll(
 			acceptedBatchSize.set(client, outcome.retryWith);
 			continue;
 		}
+		const written: string[] = [];
 		for (const [index, result] of outcome.entries()) {
 			const { write, at } = sending[index];
 			results[at] = result;
 			if ('error' in result && write.owner) write.owner.failed = true;
-			else if ('task' in result) await sawTask(client, write.uid);
+			else if ('task' in result) written.push(write.uid);
 		}
+		await sawTasks(client, written);
 		position += slice.length;
 	}
 	return results;

@@ -92,9 +92,12 @@ function forget(key: string, uids: string[]) {
 	);
 }
 
-/** Remembers that a task exists, as this caller read or wrote it: later bulk reads ask for it last (probesFor). */
-export async function sawTask(client: BacklogClient, uid: string) {
-	remember(await client.callerKey(), [uid]);
+/**
+ * Remembers that these tasks exist, as this caller wrote them (newest last): later bulk reads ask for one of them last
+ * (probesFor). Once per batch written, not per task.
+ */
+export async function sawTasks(client: BacklogClient, uids: string[]) {
+	if (uids.length > 0) remember(await client.callerKey(), uids);
 }
 
 /**

@@ -10,6 +10,7 @@ let sim: Simulator;
 useSimulator((started) => (sim = started));
 
 const OTHER_TOKEN = 'test-token-other-7a21';
+const PACED_TOKEN = 'test-token-paced-3c9d';
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
 const upsert = {
 	resource: 'task',
@@ -127,6 +128,52 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(sim.tasks.has(uidOf('E-2'))).toBe(false);
 	}, 20_000);
 
+	/**
+	 * Two runs of 50 new tickets whose writes share one turn of 10 batches of 10 (300 ms each): A's 5 first, then C's.
+	 * `cancel` says which is cancelled, 0.9 s in, while A's batches are being sent.
+	 */
+	async function twoRunsInOneTurn(cancel: 'A' | 'C') {
+		sim.configure({ faults: { latencyMs: [300, 300], only: (req) => req.method === 'PUT' } });
+		const tickets = (from: number) => Array.from({ length: 50 }, (_, i) => ticket(from + i));
+		const options = { ...upsert, requestOptions: { batchSize: 10 } };
+		// A write under way, so that both runs' writes wait for the next turn and go in it together.
+		const before = runBacklog(sim, upsert, { items: [ticket(999)] });
+		while (sent(sim, 'PUT').length === 0) await new Promise((resolve) => setTimeout(resolve, 2));
+		const [a, c] = await Promise.all([
+			runBacklog(sim, options, {
+				items: tickets(0),
+				cancelAfterMs: cancel === 'A' ? 900 : undefined,
+			}),
+			runBacklog(sim, options, {
+				items: tickets(100),
+				cancelAfterMs: cancel === 'C' ? 900 : undefined,
+			}),
+		]);
+		expect((await before).error).toBeUndefined();
+		// Long enough for the whole turn, had it gone on.
+		await new Promise((resolve) => setTimeout(resolve, 3500));
+		const stored = (from: number) =>
+			Array.from({ length: 50 }, (_, i) => uidOf(`E-${from + i}`)).filter((uid) =>
+				sim.tasks.has(uid),
+			).length;
+		return { a, c, storedA: stored(0), storedC: stored(100) };
+	}
+
+	it('an execution cancelled while another’s batches of the same turn are sent: none of its own is sent after the cancel', async () => {
+		const { a, storedA, storedC } = await twoRunsInOneTurn('C');
+		expect(a.error).toBeUndefined();
+		expect(storedA).toBe(50);
+		expect(storedC).toBe(0);
+	}, 20_000);
+
+	it('the execution whose client sends a shared turn is cancelled: the other execution’s writes are still sent, and succeed', async () => {
+		const { c, storedA, storedC } = await twoRunsInOneTurn('A');
+		expect(c.error).toBeUndefined();
+		expect(c.json.every((json) => typeof json.uid === 'string')).toBe(true);
+		expect(storedC).toBe(50);
+		expect(storedA).toBeLessThan(50);
+	}, 20_000);
+
 	it.each([
 		['an existing ticket', true],
 		['a new ticket', false],
@@ -196,6 +243,116 @@ describe('Executions at once, one ticket each, share their requests', () => {
 	});
 });
 
+describe('Writes of one task by several executions of the process: none undoes another', () => {
+	const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+	/** Resolves once the simulator has received `count` requests that `match`. */
+	async function received(
+		match: (request: { method: string; path: string }) => boolean,
+		count = 1,
+	) {
+		while (sim.requests.filter(match).length < count) await sleep(2);
+	}
+	const isPatch = (request: { method: string }) => request.method === 'PATCH';
+	const sync = {
+		resource: 'task',
+		operation: 'syncBacklog',
+		externalId: '={{ $json.id }}',
+		title: '={{ $json.title }}',
+		sourceValue: 'helpdesk',
+	};
+
+	it('an execution that sets back what the one before it changed ends with its values, though it read the task before that change landed', async () => {
+		sim.seedTasks(1, () => ({ uid: uidOf('E-1'), fields: { title: 'Old', ticket_id: 'E-1' } }));
+		// The first execution's PATCH takes 300 ms to land: the second reads the task meanwhile, still "Old".
+		sim.configure({ faults: { latencyMs: [300, 300], only: isPatch } });
+		const write = (title: string) =>
+			runBacklog(sim, { ...upsert, title }, { items: [{ id: 'E-1' }] });
+		const first = write('New');
+		await received(isPatch);
+		const second = await write('Old');
+		const firstRun = await first;
+		expect(firstRun.error).toBeUndefined();
+		expect(second.error).toBeUndefined();
+		expect((firstRun.json[0].fields as IDataObject).title).toBe('New');
+		expect((second.json[0].fields as IDataObject).title).toBe('Old');
+		expect(sim.tasks.get(uidOf('E-1'))!.fields.title).toBe('Old');
+	});
+
+	it.each(['noop', 'replace'] as const)(
+		'Sync Backlog does not PUT over a task an event created while Sync was reading (PUT on an existing uid: %s): the event’s custom fields stay',
+		async (reading) => {
+			sim.configure({
+				readings: { putExisting: reading, batchPutExisting: reading },
+				// Sync's bulk reads of its unlisted tickets take 300 ms each; the event reads with a GET.
+				faults: { latencyMs: [300, 300], only: (request) => request.path === '/tasks/query' },
+			});
+			const syncing = runBacklog(sim, sync, {
+				items: [
+					{ id: 'S-1', title: 'From the sync' },
+					{ id: 'S-2', title: 'Another' },
+				],
+			});
+			// The first read has found S-1 absent: the event creates it before the second read is answered.
+			await received((request) => request.path === '/tasks/query', 2);
+			const event = await runBacklog(
+				sim,
+				{
+					...upsert,
+					title: 'From the event',
+					customFields: { field: [{ name: 'priority', value: 'high' }] },
+				},
+				{ items: [{ id: 'S-1' }] },
+			);
+			const syncRun = await syncing;
+			expect(event.error).toBeUndefined();
+			expect(syncRun.error).toBeUndefined();
+			expect(sim.tasks.get(uidOf('S-1'))!.fields).toEqual({
+				title: 'From the sync',
+				ticket_id: 'S-1',
+				source: 'helpdesk',
+				priority: 'high',
+			});
+			expect(sim.tasks.size).toBe(2);
+		},
+	);
+
+	it.each(['merge', 'replace'] as const)(
+		'a Sync Backlog PATCH and an event’s PATCH of one task, sent while the other is under way, both land (PATCH fields: %s)',
+		async (patchFields) => {
+			sim.seedTasks(1, () => ({
+				uid: uidOf('S-1'),
+				fields: { title: 'Ticket', ticket_id: 'S-1', source: 'helpdesk', a: '0', b: '0' },
+			}));
+			sim.configure({
+				readings: { patchFields },
+				faults: { latencyMs: [300, 300], only: isPatch },
+			});
+			const syncing = runBacklog(
+				sim,
+				{ ...sync, customFields: { field: [{ name: 'b', value: '1' }] } },
+				{ items: [{ id: 'S-1', title: 'Ticket' }] },
+			);
+			// Sync's PATCH is on its way; the event reads the task before it lands (a and b still 0), then writes a.
+			await received(isPatch);
+			const event = await runBacklog(
+				sim,
+				{ ...upsert, title: 'Ticket', customFields: { field: [{ name: 'a', value: '1' }] } },
+				{ items: [{ id: 'S-1' }] },
+			);
+			const syncRun = await syncing;
+			expect(event.error).toBeUndefined();
+			expect(syncRun.error).toBeUndefined();
+			expect(sim.tasks.get(uidOf('S-1'))!.fields).toEqual({
+				title: 'Ticket',
+				ticket_id: 'S-1',
+				source: 'helpdesk',
+				a: '1',
+				b: '1',
+			});
+		},
+	);
+});
+
 describe('A burst of events costs few requests', () => {
 	/** `count` executions started `apartMs` from each other, one ticket each. */
 	const staggered = (count: number, apartMs: number) =>
@@ -225,8 +382,13 @@ describe('A burst of events costs few requests', () => {
 		expect(sim.tasks.size).toBe(4);
 	});
 
-	/** A rate of 300 a minute: one request spacing is 200 ms, so the lingering is long enough to measure. */
-	const paced = { requestsPerMinute: 300 };
+	/**
+	 * A rate of 300 a minute: one request spacing is 200 ms, so the lingering is long enough to measure. With a token of
+	 * its own: its limiter and lanes are not those of the earlier tests, whose requests of the last minute would count
+	 * against a rate this low.
+	 */
+	const paced = { requestsPerMinute: 300, token: PACED_TOKEN };
+	beforeEach(() => sim.configure({ tokens: [TOKEN, PACED_TOKEN] }));
 	const sleepMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 	const bunch = (from: number, count: number, options: IDataObject = {}, credentials = paced) =>
 		Array.from({ length: count }, (_, i) =>
@@ -297,7 +459,7 @@ describe('A burst of events costs few requests', () => {
 
 	it('the first execution of a bunch that follows a burst seconds later waits for its bunch: one read for all, no GET of its own', async () => {
 		// 120 a minute: a request spacing of half a second, so the bunch's rest arrives well within it on a busy machine.
-		const slower = { requestsPerMinute: 120 };
+		const slower = { ...paced, requestsPerMinute: 120 };
 		const burst = bunch(1, 5, {}, slower);
 		for (const run of await Promise.all(burst)) expect(run.error).toBeUndefined();
 		// Three spacings later (more than a burst's arrivals are apart), the head of the next bunch, then the rest.

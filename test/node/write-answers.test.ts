@@ -77,6 +77,57 @@ describe('Create: a task it made is never reported as taken', () => {
 	});
 });
 
+describe('Without Continue On Fail the node stops at the failing item, and nothing after the failure is written', () => {
+	const FREE_UID = '2b7e4f3a-9c1d-4e8f-a6b5-0d3c2e1f4a5b';
+
+	it.each([
+		['without Continue On Fail, nothing of the run is written', false],
+		['with Continue On Fail, the other items are written', true],
+	])('Create with a UID another task holds, beside a free one: %s', async (_, continueOnFail) => {
+		const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Someone else' } }));
+		const run = await runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'create',
+				title: '={{ $json.title }}',
+				additionalFields: { uid: '={{ $json.uid }}' },
+			},
+			{
+				items: [
+					{ uid: task.uid, title: 'Mine' },
+					{ uid: FREE_UID, title: 'Also mine' },
+				],
+				continueOnFail,
+			},
+		);
+		expect(sim.tasks.get(task.uid)!.fields.title).toBe('Someone else');
+		if (continueOnFail) {
+			expect(run.json[0].error).toMatch(/already exists/);
+			expect(run.json[1].uid).toBe(FREE_UID);
+			expect(sim.tasks.has(FREE_UID)).toBe(true);
+		} else {
+			expect(run.error?.message).toMatch(/already exists/);
+			expect(sim.tasks.has(FREE_UID)).toBe(false);
+			expect(writesSent(sim)).toHaveLength(0);
+		}
+	});
+
+	it('a create that fails after the update of an earlier item was planned: the node’s error is the create’s, not "not sent"', async () => {
+		sim.seedTasks(1, () => ({ uid: uidOf('T-1'), fields: { title: 'Old 1', ticket_id: 'T-1' } }));
+		sim.failNext({
+			status: 400,
+			body: { message: 'title is not accepted here' },
+			when: (req) => req.method === 'PUT',
+		});
+		const run = await runBacklog(sim, upsert, { items: tickets(2) });
+		expect(run.error?.message).not.toMatch(/not sent/i);
+		expect(JSON.stringify(run.error)).toMatch(/title is not accepted here/);
+		expect(sim.tasks.get(uidOf('T-1'))!.fields.title).toBe('Old 1');
+		expect(sim.tasks.has(uidOf('T-2'))).toBe(false);
+	});
+});
+
 describe('A batch answer is read by uid only', () => {
 	it('an answer that leaves out a task fails that item only, and never gives it another task’s uid or fields', async () => {
 		sim.seedTasks(1, () => ({

@@ -7,7 +7,7 @@ import { batchSize, retryPolicy } from './shared/requestOptions';
 import { asNodeError } from './shared/parameters';
 import { operations as taskOperations } from './task';
 import type { TaskWrite } from '../../shared/tasks/writeTasks';
-import { writeTasks } from '../../shared/tasks/writeTasks';
+import { isNotSent, writeTasks } from '../../shared/tasks/writeTasks';
 import type { Operation } from './types';
 
 const resources: Record<'task' | 'comment', Record<string, Operation>> = {
@@ -95,15 +95,19 @@ export async function route(this: IExecuteFunctions): Promise<INodeExecutionData
 			}
 		}
 		const results = await writePrepared(this, client, prepared);
-		results.forEach((result, itemIndex) => {
-			if (!(result instanceof Error)) {
-				output.push({ json: result, pairedItem: { item: itemIndex } });
-			} else if (this.continueOnFail()) {
-				output.push(errorItem(result, itemIndex));
-			} else {
-				throw forItem(result, itemIndex);
-			}
-		});
+		if (!this.continueOnFail()) {
+			// The node stops at the first error that caused the others, not at a write held back because of it.
+			const errors = results.filter((result): result is Error => result instanceof Error);
+			const stop = errors.find((error) => !isNotSent(error)) ?? errors[0];
+			if (stop) throw forItem(stop, results.indexOf(stop));
+		}
+		results.forEach((result, itemIndex) =>
+			output.push(
+				result instanceof Error
+					? errorItem(result, itemIndex)
+					: { json: result, pairedItem: { item: itemIndex } },
+			),
+		);
 		return [output];
 	}
 

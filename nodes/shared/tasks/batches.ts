@@ -3,7 +3,9 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import { responseBody } from '../transport/errors';
+import { cancelled, isCancelled } from './lane';
 import { readTasksByUid, sawTasks } from './readByUid';
+import { hasValues } from './values';
 
 /**
  * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
@@ -27,6 +29,19 @@ export interface Planned {
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
 	ifExisted?: 'patch' | 'fail';
+	/**
+	 * For a PATCH of Create or Update: not sent, and answered with the task, when the task already holds the values as
+	 * last read or written. Decided when its batch is sent, not when it was planned, so that a write of the same task by
+	 * an execution that came first (coalesce.ts) is seen: skipped at planning, a write that sets the values back would
+	 * be lost behind that one.
+	 */
+	unlessHeld?: boolean;
+	/**
+	 * For a PATCH: its task is read again just before its batch is sent, and sent over what that read shows (Sync
+	 * Backlog, whose listing may be minutes old): a key set meanwhile by someone else is kept even where PATCH replaces
+	 * `fields`.
+	 */
+	reread?: boolean;
 	/** The run that asked for the write: writes of several runs may share a batch (see coalesce.ts). */
 	owner?: WriteOwner;
 }
@@ -36,6 +51,12 @@ export interface WriteOwner {
 	batchSize: number;
 	stopOnError: boolean;
 	failed?: boolean;
+	/**
+	 * The run's own client: once n8n has cancelled its execution, its writes not yet sent are taken out of the batches
+	 * still to go (a turn of the shared lanes carries several), and its client (whose requests n8n aborts) no longer
+	 * sends for the others.
+	 */
+	client?: BacklogClient;
 }
 
 /** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
@@ -46,6 +67,14 @@ function sentBody({ body, current }: Planned): IDataObject {
 		fields: { ...((current.fields ?? {}) as IDataObject), ...(body.fields as IDataObject) },
 	};
 }
+
+const NOT_SENT = 'Not sent: an earlier item of this node failed';
+
+/** The answer of a write held back because another of its run failed first (without Continue On Fail). */
+export const notSent = () => new Error(NOT_SENT);
+
+/** Whether an error only says the write was held back after another failed (see notSent): it is not the cause. */
+export const isNotSent = (error: Error) => error.message === NOT_SENT;
 
 /** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
 const acceptedBatchSize = new WeakMap<BacklogClient, number>();
@@ -238,9 +267,9 @@ async function writeBatch(
 	}
 }
 
-/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along. */
+/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along (Planned.reread). */
 async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[]> {
-	const uids = batch.filter((write) => write.body.fields).map((write) => write.uid);
+	const uids = batch.filter((write) => write.reread && write.body.fields).map((write) => write.uid);
 	if (uids.length === 0) return batch;
 	const fresh = await readTasksByUid(client, uids, batch[0].itemIndex);
 	return batch.map((write) => ({ ...write, current: fresh.get(write.uid) ?? write.current }));
@@ -249,33 +278,37 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
 /**
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
  * accepted, learned for the rest of the run), each write answered in order. A write whose owner stops on error and
- * already had one is not sent. With `fresh`, each batch's tasks are read again just before it is sent
- * (WriteOptions.rereadBeforePatch).
+ * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
  */
 export async function writeAll(
 	client: BacklogClient,
 	writes: Planned[],
 	batchSize: number,
-	fresh = false,
 ): Promise<WriteResult[]> {
 	const results: WriteResult[] = new Array(writes.length);
 	let position = 0;
+	let sender = client;
 	while (position < writes.length) {
+		sender = liveSender(sender, writes.slice(position));
 		const size = Math.max(
 			1,
-			Math.min(Math.floor(batchSize), acceptedBatchSize.get(client) ?? Infinity),
+			Math.min(Math.floor(batchSize), acceptedBatchSize.get(sender) ?? Infinity),
 		);
 		const slice = writes
 			.slice(position, position + size)
 			.map((write, offset) => ({ write, at: position + offset }));
-		const stopped = slice.filter(({ write }) => write.owner?.stopOnError && write.owner.failed);
-		for (const { at } of stopped)
-			results[at] = { error: new Error('Not sent: an earlier batch of this node failed') };
-		const sending = slice.filter((entry) => !stopped.includes(entry));
+		const sending = slice.filter(({ write, at }) => {
+			const { owner } = write;
+			if (owner?.client && isCancelled(owner.client))
+				results[at] = { error: cancelled(owner.client) };
+			else if (owner?.stopOnError && owner.failed) results[at] = { error: notSent() };
+			else return true;
+			return false;
+		});
 		let batch = sending.map(({ write }) => write);
-		if (fresh && batch.length > 0) {
+		if (batch.some((write) => write.reread)) {
 			try {
-				batch = await reread(client, batch);
+				batch = await reread(sender, batch);
 			} catch (error) {
 				// Not read, not written: the batch's items fail with the read's error.
 				batch = [];
@@ -285,20 +318,43 @@ export async function writeAll(
 				}
 			}
 		}
-		const outcome = batch.length > 0 ? await writeBatch(client, batch) : [];
+		// Create or Update of a task that already holds the values, as last read or written: nothing to send.
+		const held = batch.map(
+			(write) =>
+				write.unlessHeld === true &&
+				write.current !== undefined &&
+				hasValues(write.current, write.body),
+		);
+		const toSend = batch.filter((_, index) => !held[index]);
+		const outcome = toSend.length > 0 ? await writeBatch(sender, toSend) : [];
 		if ('retryWith' in outcome) {
-			acceptedBatchSize.set(client, outcome.retryWith);
+			acceptedBatchSize.set(sender, outcome.retryWith);
 			continue;
 		}
 		const written: string[] = [];
-		for (const [index, result] of outcome.entries()) {
-			const { write, at } = sending[index];
+		let next = 0;
+		for (const [index, write] of batch.entries()) {
+			const { at } = sending[index];
+			const result = held[index] ? { task: write.current! } : outcome[next++];
 			results[at] = result;
 			if ('error' in result && write.owner) write.owner.failed = true;
 			else if ('task' in result) written.push(write.uid);
 		}
-		await sawTasks(client, written);
+		await sawTasks(sender, written);
 		position += slice.length;
 	}
 	return results;
+}
+
+/**
+ * The client to send with: this one, or once n8n has cancelled its execution (and so aborts its requests), the client
+ * of a run whose writes are still to go, which then carries the others' as well.
+ */
+function liveSender(client: BacklogClient, writes: Planned[]): BacklogClient {
+	if (!isCancelled(client)) return client;
+	const live = writes.find((write) => write.owner?.client && !isCancelled(write.owner.client))
+		?.owner?.client;
+	if (live === undefined) return client;
+	shareAcceptedBatchSize(client, [live]);
+	return live;
 }

@@ -154,7 +154,8 @@ function remember(written: Map<string, Written>, uid: string, task: IDataObject)
 /**
  * The writes of one turn. Two executions may plan a write of the same task from reads made before either wrote:
  * each write is brought up to what this process has written since its read. A PATCH is sent over the task as the
- * earlier write left it (not over what it read), so it does not undo the earlier one; a PUT of a task an earlier
+ * earlier write left it (not over what it read), so it does not undo the earlier one, and a Create or Update whose
+ * values that task already holds is not sent (Planned.unlessHeld); a PUT of a task an earlier
  * write has created is answered with that task, which its execution then PATCHes (Create or Update) or refuses as
  * taken (Create), as for a task created by someone else. A batch holds a uid once, so the same uid twice in a turn
  * goes in rounds, in the order the writes arrived.

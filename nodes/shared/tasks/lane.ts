@@ -249,12 +249,12 @@ export class Lane<E, R> {
 }
 
 /** Whether n8n has cancelled the owner's execution (only an execution has a cancel signal). */
-function isCancelled(owner: BacklogClient): boolean {
+export function isCancelled(owner: BacklogClient): boolean {
 	const { ctx } = owner;
 	return 'getExecutionCancelSignal' in ctx && ctx.getExecutionCancelSignal()?.aborted === true;
 }
 
-function cancelled(owner: BacklogClient): Error {
+export function cancelled(owner: BacklogClient): Error {
 	return new NodeOperationError(
 		owner.ctx.getNode(),
 		'The execution was cancelled before its requests were sent',

@@ -3,11 +3,12 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteOwner, WriteResult } from './batches';
-import { writeAll } from './batches';
+import { notSent } from './batches';
 import { readTasksShared, sendWritesShared } from './coalesce';
-import { hasValues, mergeBodies, showsOurValues } from './values';
+import { mergeBodies, showsOurValues } from './values';
 
 export type { WriteResult } from './batches';
+export { isNotSent } from './batches';
 
 /**
  * One task write requested by one input item.
@@ -29,6 +30,11 @@ export interface WriteOptions {
 	stopOnError?: boolean;
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
+	/**
+	 * When the reads behind `known` were sent (ms): what this process wrote since is newer than them (coalesce.ts), so
+	 * a PUT of a task believed absent is not sent over a task another execution created meanwhile.
+	 */
+	knownAt?: number;
 	/**
 	 * Read the custom fields of the tasks a PATCH batch sends again just before sending it (Sync Backlog, whose listing
 	 * may be minutes old): a key set meanwhile by someone else is kept even where PATCH replaces `fields`.
@@ -85,7 +91,7 @@ export async function writeTasks(
 	const known = options.known ?? new Map<string, IDataObject | undefined>();
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
-	const readAt = Date.now();
+	const readAt = options.knownAt ?? Date.now();
 	if (toRead.length > 0) {
 		try {
 			for (const [uid, task] of await readTasksShared(client, toRead)) current.set(uid, task);
@@ -112,18 +118,32 @@ export async function writeTasks(
 				readAt,
 				ifExisted: write.mode === 'create' ? 'fail' : 'patch',
 			});
-		} else if (write.mode === 'create' ? showsOurValues(task, body) : hasValues(task, body)) {
-			// Nothing to change (for Create: our own earlier attempt landed, e.g. before a retry).
+		} else if (write.mode === 'upsert') {
+			// Sent only if the task does not hold the values by the time its batch goes (Planned.unlessHeld).
+			patches.push({
+				method: 'PATCH',
+				uid,
+				body,
+				current: task,
+				readAt,
+				itemIndex,
+				unlessHeld: true,
+			});
+		} else if (showsOurValues(task, body)) {
+			// Create: our own earlier attempt landed (e.g. before a retry).
 			outcome.set(uid, { task });
-		} else if (write.mode === 'create') {
-			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
 		} else {
-			patches.push({ method: 'PATCH', uid, body, current: task, readAt, itemIndex });
+			outcome.set(uid, { error: takenError(client, uid, task, itemIndex) });
 		}
 	}
 
 	const stopOnError = options.stopOnError === true;
-	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError };
+	if (stopOnError && [...outcome.values()].some((result) => 'error' in result)) {
+		// A taken uid without Continue On Fail: the node stops at it, so nothing of the run is written.
+		for (const { uid } of [...puts, ...patches]) outcome.set(uid, { error: notSent() });
+		return answers(groups, outcome);
+	}
+	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError, client };
 	const putResults = await sendWritesShared(
 		client,
 		puts.map((put) => ({ ...put, owner })),
@@ -139,23 +159,21 @@ export async function writeTasks(
 		} else outcome.set(put.uid, result);
 	});
 	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);
-	const patchList = [...patches, ...afterPut];
+	const reread = options.rereadBeforePatch === true;
+	const patchList = [...patches, ...afterPut].map((patch) => ({ ...patch, owner, reread }));
 	const patchResults = failedAlready
-		? patchList.map(() => ({ error: new Error('Not sent: an earlier batch of this node failed') }))
-		: options.rereadBeforePatch === true
-			? await writeAll(
-					client,
-					patchList.map((patch) => ({ ...patch, owner })),
-					options.batchSize,
-					true,
-				)
-			: await sendWritesShared(
-					client,
-					patchList.map((patch) => ({ ...patch, owner })),
-				);
+		? patchList.map(() => ({ error: notSent() }))
+		: await sendWritesShared(client, patchList);
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
+	return answers(groups, outcome);
+}
 
-	const results: WriteResult[] = new Array(writes.length);
+/** Each write's answer in input order: a uid written once answers every item that asked for it. */
+function answers(
+	groups: Map<string, { write: TaskWrite; positions: number[] }>,
+	outcome: Map<string, WriteResult>,
+): WriteResult[] {
+	const results: WriteResult[] = [];
 	for (const { write, positions } of groups.values()) {
 		for (const position of positions)
 			results[position] = outcome.get(write.uid) ?? {

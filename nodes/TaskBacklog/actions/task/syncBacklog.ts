@@ -139,6 +139,7 @@ export async function execute(
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
 	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
+	const listedAt = Date.now();
 	const existing = (
 		await client.list(
 			{ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } },
@@ -174,6 +175,7 @@ export async function execute(
 			batchSize: batchSize(this),
 			stopOnError: !this.continueOnFail(),
 			known,
+			knownAt: listedAt,
 			rereadBeforePatch: true,
 		};
 		const writes: TaskWrite[] = steps

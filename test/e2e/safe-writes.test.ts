@@ -1,6 +1,6 @@
 // What an ordinary n8n workflow hands the node, in a real n8n (both majors): an expression that resolves to nothing,
-// Loop Over Items, Execute Once. Each must leave the backlog as the user meant: nothing closed by a typo, a task per
-// loop run, no sync of a first item alone.
+// Loop Over Items, Execute Once, a Create that meets a taken UID. Each must leave the backlog as the user meant: nothing
+// closed by a typo, a task per loop run, no sync of a first item alone, nothing written by a run that failed.
 import { randomUUID } from 'crypto';
 
 import type { N8nMajor } from '../../tools/n8n/n8n';
@@ -148,5 +148,34 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 		expect(error?.message).toBe('Sync Backlog cannot run with Execute Once');
 		expect(tasksOf('e2e-once').filter((task) => task.status === 'DONE')).toHaveLength(0);
 		expect(stage.sim.requests).toHaveLength(0);
+	}, 300_000);
+
+	it('Create with a UID another task holds, beside a free one, without Continue On Fail: fails on that item and writes nothing', async () => {
+		const [taken] = stage.sim.seedTasks(1, () => ({ fields: { title: 'Someone else' } }));
+		const free = randomUUID();
+		stage.sim.clearRequests();
+		const workflow = manualWorkflow(wid('Taken'), 'e2e: create with a taken uid', [
+			codeNode('Tickets', [
+				{ uid: free, subject: 'Mine, free' },
+				{ uid: taken.uid, subject: 'Mine, taken' },
+			]),
+			backlogNode('Create', {
+				resource: 'task',
+				operation: 'create',
+				title: '={{ $json.subject }}',
+				additionalFields: { uid: '={{ $json.uid }}' },
+			}),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'Create') ?? runError(result.run);
+		expect(error?.message).toMatch(/^Item 1: a task with UID .* already exists/);
+		expect(stage.sim.tasks.has(free)).toBe(false);
+		expect(stage.sim.tasks.get(taken.uid)!.fields.title).toBe('Someone else');
+		expect(
+			stage.sim.requests.filter(
+				(request) => request.method !== 'GET' && request.path !== '/tasks/query',
+			),
+		).toHaveLength(0);
 	}, 300_000);
 });

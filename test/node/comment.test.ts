@@ -73,6 +73,49 @@ describe('Comment', () => {
 		expect([...sim.comments.values()].filter((comment) => comment.text === 'Once')).toHaveLength(1);
 	});
 
+	it('Comment Create run again in the same execution (Retry On Fail) finds the comments it added: one per item, no error', async () => {
+		const [task] = sim.seedTasks(1);
+		const parameters = {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task.uid),
+			text: '={{ $json.text }}',
+		};
+		const items = [1, 2, 3].map((n) => ({ text: `Comment ${n}` }));
+		// The third POST fails: the run fails, and n8n runs the node again with all three items.
+		sim.failNext({
+			status: 400,
+			body: { message: 'refused once' },
+			when: (req) => req.method === 'POST' && sim.comments.size === 2,
+		});
+		const first = await runBacklog(sim, parameters, { items, executionId: 'execution-9' });
+		expect(first.error).toBeDefined();
+		const again = await runBacklog(sim, parameters, { items, executionId: 'execution-9' });
+		expect(again.error).toBeUndefined();
+		expect(again.json.map((json) => json.text)).toEqual(['Comment 1', 'Comment 2', 'Comment 3']);
+		expect([...sim.comments.values()].map((comment) => comment.text).sort()).toEqual([
+			'Comment 1',
+			'Comment 2',
+			'Comment 3',
+		]);
+	});
+
+	it('Comment Create in another execution adds new comments, even with the same text', async () => {
+		const [task] = sim.seedTasks(1);
+		const parameters = {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task.uid),
+			text: 'Same',
+		};
+		const first = await runBacklog(sim, parameters, { executionId: 'execution-10' });
+		const second = await runBacklog(sim, parameters, { executionId: 'execution-11' });
+		expect(first.error).toBeUndefined();
+		expect(second.error).toBeUndefined();
+		expect(second.json[0].uid).not.toBe(first.json[0].uid);
+		expect(sim.comments.size).toBe(2);
+	});
+
 	it('Blocks given as JSON are sent as they are', async () => {
 		const [task] = sim.seedTasks(1);
 		const blocks = [

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { randomUid } from '../../../shared/tasks/identity';
+import { createdUids } from '../shared/createdUid';
 import { forOperation, taskLocator } from '../shared/descriptions';
 import { asNodeError, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
 import { readCommentBody } from './shared';
@@ -45,7 +45,8 @@ export const description = forOperation('comment', 'create', [
 				name: 'uid',
 				type: 'string',
 				default: '',
-				description: 'UID to give the comment; a random one otherwise',
+				description:
+					'UID to give the comment. Leave empty for one derived from the execution, the node and the item, so that a retry within the same execution (Retry On Fail) finds the comment it already added instead of adding it twice.',
 			},
 		],
 	},
@@ -61,13 +62,18 @@ function isOurComment(existing: IDataObject, task: string, text: string): boolea
 	return typeof existing.text === 'string' && existing.text.trim() === text.trim();
 }
 
-/** The comment carries a client-chosen uid, so a retried POST is recognised rather than doubled. */
+/**
+ * The comment carries a client-chosen uid, the same when n8n runs the node again (Retry On Fail), so a retried POST or
+ * a repeated run is recognised rather than doubled.
+ */
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const task = taskUid(this, itemIndex);
 	const text = String(this.getNodeParameter('text', itemIndex, ''));
 	if (!text.trim()) throw invalidParameter(this, itemIndex, 'Text', 'is empty');
 	const additional = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
-	const uid = additional.uid ? requireUuid(this, itemIndex, 'UID', additional.uid) : randomUid();
+	const uid = additional.uid
+		? requireUuid(this, itemIndex, 'UID', additional.uid)
+		: createdUids(this, 'comment')(itemIndex);
 	const body = { ...readCommentBody(this, itemIndex, text, additional), uid, task_uid: task };
 	try {
 		return [

@@ -8,7 +8,9 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import {
+	checkFilters,
 	customFieldQuery,
+	labelsOf,
 	needsTaskQuery,
 	taskFilterOptions,
 	taskMatcher,
@@ -132,6 +134,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const event = this.getNodeParameter('event') as PollEvent;
 		const filters = this.getNodeParameter('filters', {}) as IDataObject;
+		checkFilters(this.getNode(), filters, labelsOf(taskFilterOptions));
 		const options = this.getNodeParameter('options', {}) as IDataObject;
 		const lookbackMs = Math.max(0, Number(options.lookbackSeconds ?? 60) || 0) * 1000;
 		const sendTimeFilter = options.sendTimeFilter !== false;

@@ -187,6 +187,19 @@ describe('Task Backlog Poll Trigger', () => {
 		expect(await p.poll()).toBeNull();
 	});
 
+	it('a filter whose expression resolved to nothing fails the poll, before any request, instead of watching every task', async () => {
+		await start();
+		sim.seedTasks(3);
+		const p = poller({
+			event: 'updatedTask',
+			filters: { assignee_uid: '={{ $vars.ASSIGNEE ?? "" }}' },
+		});
+		await expect(p.poll()).rejects.toThrow(
+			'the filter "Assignee UID" is empty: its expression resolved to nothing',
+		);
+		expect(listRequests()).toHaveLength(0);
+	});
+
 	it('the first poll on an empty or quiet account still gives the next poll a starting point', async () => {
 		await start();
 		const p = poller({ event: 'newTask' });

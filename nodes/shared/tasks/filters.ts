@@ -35,6 +35,63 @@ export const taskFilterOptions: INodeProperties[] = [
 	},
 ];
 
+/** The display name of each option, for messages. */
+export const labelsOf = (options: INodeProperties[]): Record<string, string> =>
+	Object.fromEntries(options.map((option) => [option.name, option.displayName]));
+
+/** The stored value of a parameter under the node's Filters (a path into it), before n8n resolves expressions. */
+function storedFilter(node: INode, path: Array<string | number>): unknown {
+	let value: unknown = node.parameters.filters;
+	for (const key of path)
+		value =
+			value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+	return value;
+}
+
+const isEmpty = (value: unknown) =>
+	value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
+
+/**
+ * Refuses a filter whose expression resolved to nothing (undefined, null, '' or whitespace), and a custom field filter
+ * value that is not text, a number or a boolean, before any request: dropped, the filter would list every task (a
+ * typo in `{{ $json.assignee }}` returns the whole backlog, and a Poll Trigger emits it); sent, "" or "[object Object]"
+ * would list none. A filter left empty without an expression is no filter, as before. `labels` names the filters by
+ * their display names; `itemIndex` is the item of Get Many (none for the Poll Trigger).
+ */
+export function checkFilters(
+	node: INode,
+	filters: IDataObject,
+	labels: Record<string, string>,
+	itemIndex?: number,
+): void {
+	const fail = (what: string, problem: string) =>
+		new NodeOperationError(
+			node,
+			`${itemIndex === undefined ? '' : `Item ${itemIndex}: `}the filter ${what} ${problem}`,
+			{
+				itemIndex,
+				description:
+					'Fix the expression (a key typo resolves to nothing), or remove the filter to list every task.',
+			},
+		);
+	for (const [key, value] of Object.entries(filters)) {
+		if (key === 'customFields') continue;
+		const stored = storedFilter(node, [key]);
+		if (typeof stored === 'string' && stored.startsWith('=') && isEmpty(value))
+			throw fail(`"${labels[key] ?? key}"`, 'is empty: its expression resolved to nothing');
+	}
+	const rows = ((filters.customFields as IDataObject)?.field ?? []) as IDataObject[];
+	rows.forEach((row, index) => {
+		const stored = storedFilter(node, ['customFields', 'field', index, 'value']);
+		const name = `Custom Fields "${String(row.name ?? '').trim()}"`;
+		if (row.value !== null && typeof row.value === 'object')
+			throw fail(name, `is not a text, number or boolean: ${JSON.stringify(row.value)}`);
+		const expression = typeof stored === 'string' && stored.startsWith('=');
+		if (row.value === undefined || row.value === null || (expression && isEmpty(row.value)))
+			throw fail(name, 'is empty: its expression resolved to nothing');
+	});
+}
+
 /** Query parameters our nodes set themselves; a custom field filter may not take their names. */
 const RESERVED = new Set([
 	'limit',

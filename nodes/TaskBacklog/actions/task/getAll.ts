@@ -14,12 +14,37 @@ import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read'
 import { pick, simplifyTask } from '../shared/simplify';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 import {
+	checkFilters,
 	customFieldQuery,
+	labelsOf,
 	needsTaskQuery,
 	taskFilterOptions,
 	taskMatcher,
 	taskQueryCondition,
 } from '../../../shared/tasks/filters';
+
+/** Get Many's filters: the shared task filters, Search and Updated After. */
+const filterOptions = (
+	[
+		...taskFilterOptions,
+		{
+			displayName: 'Search',
+			name: 'search',
+			type: 'string',
+			default: '',
+			description:
+				'Full-text search (query parameter search; the spec does not name it, so when nothing is found the node checks that the service searches at all). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
+		},
+		{
+			displayName: 'Updated After',
+			name: 'updated_at_after',
+			type: 'dateTime',
+			default: '',
+			description:
+				'Only tasks updated after this time (a condition on updated_at of POST /tasks/query)',
+		},
+	] as INodeProperties[]
+).sort((a, b) => a.displayName.localeCompare(b.displayName));
 
 export const description = forOperation('task', 'getAll', [
 	...returnAllAndLimit(),
@@ -30,27 +55,7 @@ export const description = forOperation('task', 'getAll', [
 		type: 'collection',
 		placeholder: 'Add Filter',
 		default: {},
-		options: (
-			[
-				...taskFilterOptions,
-				{
-					displayName: 'Search',
-					name: 'search',
-					type: 'string',
-					default: '',
-					description:
-						'Full-text search (query parameter search; the spec does not name it, so when nothing is found the node checks that the service searches at all). The service searches at most 10 × the page size of tasks. With Search, the other filters except custom fields are applied by the node.',
-				},
-				{
-					displayName: 'Updated After',
-					name: 'updated_at_after',
-					type: 'dateTime',
-					default: '',
-					description:
-						'Only tasks updated after this time (a condition on updated_at of POST /tasks/query)',
-				},
-			] as INodeProperties[]
-		).sort((a, b) => a.displayName.localeCompare(b.displayName)),
+		options: filterOptions,
 	},
 	expandOptions(TASK_EXPAND),
 ]);
@@ -63,6 +68,7 @@ export const description = forOperation('task', 'getAll', [
 export async function execute(this: IExecuteFunctions, client: BacklogClient, itemIndex: number) {
 	const max = maxResults(this, itemIndex) ?? Infinity;
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+	checkFilters(this.getNode(), filters, labelsOf(filterOptions), itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
 	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;

@@ -308,6 +308,24 @@ function builtQuery(
 			);
 		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
 		const type = row.valueType ?? (automaticTyping ? 'auto' : 'string');
+		// A value whose expression resolved to nothing would look for "" (or "undefined"): an empty result, not an error.
+		const stored = (ctx.getNode().parameters.conditions as IDataObject | undefined)?.condition;
+		const storedValue = Array.isArray(stored)
+			? (stored[position] as IDataObject)?.value
+			: undefined;
+		const resolvedToNothing =
+			row.value === undefined ||
+			row.value === null ||
+			(typeof storedValue === 'string' &&
+				storedValue.startsWith('=') &&
+				String(row.value).trim() === '');
+		if (type !== 'null' && resolvedToNothing)
+			throw invalidParameter(
+				ctx,
+				itemIndex,
+				`Conditions (row ${position + 1}) > Value`,
+				'is empty: its expression resolved to nothing',
+			);
 		if (automaticTyping && type === 'auto') {
 			const condition = automaticCondition(field, operator, row.value, row.negated === true);
 			if (condition.operator !== operator) widened.push(position + 1);

@@ -39,6 +39,25 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		expect(limiter.allowance).toBe(Math.floor(DECREASE * 20));
 	});
 
+	it('a second 429 for requests answered after the window has passed does not hold the process back for ever', async () => {
+		const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+		const limiter = new RateLimiter(60, 50, 60);
+		const [first, second] = [await limiter.acquire(), await limiter.acquire()];
+		await pause(120);
+		// A later request: the two still under way have left the window's slots.
+		(await limiter.acquire())(200);
+		await pause(120);
+		const timers = jest.spyOn(global, 'setTimeout');
+		first(429);
+		second(429);
+		await limiter.acquire();
+		// Held for ever, the limiter would sleep Infinity ms (which Node cuts to 1 ms: the limit is then off).
+		expect(timers.mock.calls.map(([, ms]) => ms ?? 0).filter((ms) => !Number.isFinite(ms))).toEqual(
+			[],
+		);
+		timers.mockRestore();
+	});
+
 	it(`never below ${MIN_SHARE} of the configured limit, nor below 1 request per window`, async () => {
 		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 1, 429);

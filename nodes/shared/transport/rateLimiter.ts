@@ -210,7 +210,8 @@ export class RateLimiter {
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
 			// a retry delay (this process came late into a window others had filled). Hold every request back until what
 			// this process sent in the window has left it: the server's window, which began before, has ended by then.
-			const earliest = Math.min(...inWindow.map((slot) => slot.sentAt));
+			// The answered request itself counts: a request under way longer than the window has left the slots.
+			const earliest = Math.min(sentAt, ...inWindow.map((slot) => slot.sentAt));
 			this.heldUntil = Math.max(
 				this.heldUntil,
 				earliest + this.windowMs * (1 + Math.random() * JITTER),

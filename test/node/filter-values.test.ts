@@ -3,9 +3,11 @@
  * the filter, before any request: dropped, it would list every task (a key typo in `{{ $json.assignee }}` returns the
  * whole backlog); sent, it would look for "" and list none. A filter left empty without an expression is no filter.
  */
+import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { runBacklog, useSimulator } from '../helpers/backlog';
+import { json, startServer } from '../helpers/servers';
 import type { Simulator } from '../../tools/simulator/simulator';
 
 let sim: Simulator;
@@ -116,4 +118,63 @@ describe('Query: a condition value that resolved to nothing is an error', () => 
 		expect(run.error!.message).toMatch(/^Item 0: "Conditions \(row 1\) > Value" is empty/);
 		expect(sim.requests).toHaveLength(0);
 	});
+});
+
+describe('Get Many with a Limit counts the tasks that match, on a server that leaves a filter out', () => {
+	/** Six tasks by uid, every other one TODO and high; the server pages by uid and cursor but applies no other filter. */
+	const tasks = Array.from({ length: 6 }, (_, i) => ({
+		uid: `0000000${i}-0000-4000-8000-000000000000`,
+		status: i % 2 === 0 ? 'DONE' : 'TODO',
+		archived: false,
+		fields: { title: `Task ${i}`, priority: i % 2 === 0 ? 'low' : 'high' },
+	}));
+	async function laxServer() {
+		return await startServer((req, res, text) => {
+			const url = new URL(req.url ?? '', 'http://x');
+			const path = url.pathname.replace(/^\/api\/v1/, '');
+			if (req.method === 'POST' && path === '/tasks/query') {
+				const body = JSON.parse(text) as IDataObject;
+				// Only the paging condition (uid > last) is applied; status and the rest are left out.
+				const after = JSON.stringify(body.condition ?? {}).match(
+					/"field":"uid","operator":">","value":"([^"]+)"/,
+				);
+				const rest = tasks.filter((task) => !after || task.uid > after[1]);
+				return json(res, 200, { items: rest.slice(0, Number(body.limit)), meta: {} });
+			}
+			if (req.method === 'GET' && path === '/tasks') {
+				const limit = Number(url.searchParams.get('limit'));
+				const from = Number(url.searchParams.get('cursor') ?? 0);
+				const next = from + limit < tasks.length ? String(from + limit) : null;
+				return json(res, 200, {
+					items: tasks.slice(from, from + limit),
+					meta: { limit, self_cursor: String(from), next_cursor: next },
+				});
+			}
+			return json(res, 404, { message: 'Not found' });
+		});
+	}
+
+	it.each([
+		['Status TODO (POST /tasks/query)', { status: ['TODO'] }],
+		[
+			'a custom field (GET /tasks)',
+			{ customFields: { field: [{ name: 'priority', value: 'high' }] } },
+		],
+	])(
+		'Limit 2 with %s returns 2 tasks that match, not the matches among the first 2 returned',
+		async (_, filters) => {
+			const api = await laxServer();
+			try {
+				const run = await runBacklog(
+					sim,
+					{ resource: 'task', operation: 'getAll', returnAll: false, limit: 2, filters },
+					{ credentials: { baseUrl: `${api.origin}/api/v1` } },
+				);
+				expect(run.error).toBeUndefined();
+				expect(run.json.map((json) => json.title)).toEqual(['Task 1', 'Task 3']);
+			} finally {
+				await api.stop();
+			}
+		},
+	);
 });

@@ -86,6 +86,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const matches = taskMatcher(filters);
 	const newEnough = (task: IDataObject) =>
 		!updatedAfter || Date.parse(String(task.updated_at)) > updatedAfter.getTime();
+	const wanted = (task: IDataObject) => matches(task) && newEnough(task);
 	let tasks: IDataObject[];
 	if (!filters.search && (needsTaskQuery(filters) || updatedAfter)) {
 		const extra = updatedAfter
@@ -95,13 +96,24 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 			condition: taskQueryCondition(this.getNode(), filters, undefined, extra),
 		};
 		if (expand.length > 0) body.expand = expand;
-		tasks = await queryTasks(client, {
-			body,
-			archived: filters.archived === true,
-			maxItems: max,
-			itemIndex,
-		});
-		tasks = tasks.filter((task) => matches(task) && newEnough(task));
+		const read = (maxItems: number, stopAfter?: (page: IDataObject[]) => boolean) =>
+			queryTasks(client, {
+				body,
+				archived: filters.archived === true,
+				maxItems,
+				stopAfter,
+				itemIndex,
+			});
+		let returned = await read(max);
+		tasks = returned.filter(wanted);
+		if (tasks.length < max && returned.length >= max) {
+			// The Limit counts tasks that match, and the server returned some that do not (it left a condition out): read
+			// on until as many match, rather than return fewer than exist.
+			let matched = 0;
+			returned = await read(Infinity, (page) => (matched += page.filter(wanted).length) >= max);
+			tasks = returned.filter(wanted);
+		}
+		tasks = tasks.slice(0, max);
 	} else {
 		const qs: IDataObject = {
 			...customFieldQuery(this.getNode(), filters),
@@ -110,12 +122,14 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		if (filters.search) qs.search = filters.search;
 		if (filters.archived === true) qs.archived = true;
 		tasks = [];
+		// Read until Limit tasks match, not until Limit were returned: a server may leave a filter out (or list archived
+		// tasks too), and the tasks our side then drops are not counted. A search keeps the full page size: the service
+		// searches at most 10 × the page size.
 		for await (const page of client.pages(
 			{ method: 'GET', path: '/tasks', qs, itemIndex },
-			PAGE_SIZE,
-			filters.search ? Infinity : max,
+			filters.search ? PAGE_SIZE : Math.min(PAGE_SIZE, max),
 		)) {
-			tasks.push(...page.filter((task) => matches(task) && newEnough(task)));
+			tasks.push(...page.filter(wanted));
 			if (tasks.length >= max) break;
 		}
 		tasks = tasks.slice(0, max);

@@ -116,6 +116,27 @@ describe('Comment', () => {
 		expect(sim.comments.size).toBe(2);
 	});
 
+	it('Comment Create with a UID another comment holds leaves that comment as it was (whether POST over a taken uid is a 409 or a replace)', async () => {
+		const [task] = sim.seedTasks(1);
+		const create = (text: string, uid?: string) =>
+			runBacklog(sim, {
+				resource: 'comment',
+				operation: 'create',
+				task: byId(task.uid),
+				text,
+				additionalFields: uid ? { uid } : {},
+			});
+		const theirs = await create('Their comment');
+		const uid = String(theirs.json[0].uid);
+		const mine = await create('Mine', uid);
+		expect(mine.error?.message).toMatch(/already exists with other text; nothing was written/);
+		expect(sim.comments.get(uid)!.text).toBe('Their comment');
+		// Our own earlier comment under the given uid (a re-run) is a success, with nothing written again.
+		const again = await create('Their comment', uid);
+		expect(again.error).toBeUndefined();
+		expect(sim.comments.size).toBe(1);
+	});
+
 	it('Blocks given as JSON are sent as they are', async () => {
 		const [task] = sim.seedTasks(1);
 		const blocks = [

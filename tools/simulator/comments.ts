@@ -103,7 +103,8 @@ export const createComment = (
 	const existing = store.comments.get(cuid);
 	if (existing) {
 		if (uid) return existing; // PUT: idempotent create, later calls are no-ops
-		throw httpError(409, `Comment ${cuid} already exists`);
+		// Reading postExisting: `replace` overwrites an existing comment, as it does a task, instead of answering 409.
+		if (store.R.postExisting !== 'replace') throw httpError(409, `Comment ${cuid} already exists`);
 	}
 	const stamp = store.takeStamp(store.peekStamp());
 	const blocks = (clean.blocks as TextBlock[] | undefined) ?? [];

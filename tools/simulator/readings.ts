@@ -12,7 +12,7 @@ export interface Readings {
 	putExisting: 'noop' | 'replace';
 	/** Spec 4.2 rule 1 ("likewise a create-or-update"). `noop`: PUT /tasks/batch leaves existing tasks as stored. */
 	batchPutExisting: 'replace' | 'noop';
-	/** Spec 4.2 rule 2 / 2.1. `replace`: POST with the uid of an existing task overwrites it (200) instead of 409/422. */
+	/** Spec 4.2 rule 2 / 2.1. `replace`: POST with the uid of an existing task or comment overwrites it (200), not 409/422. */
 	postExisting: 'conflict' | 'replace';
 	/** Spec 8 ("batch size ... limits: not shown"). Largest batch accepted. */
 	maxBatchSize: number;

@@ -75,6 +75,12 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		? requireUuid(this, itemIndex, 'UID', additional.uid)
 		: createdUids(this, 'comment')(itemIndex);
 	const body = { ...readCommentBody(this, itemIndex, text, additional), uid, task_uid: task };
+	// A UID given by the user may be another comment's: a server that reads a POST over an existing uid as a replace
+	// (the spec leaves it open, as for tasks) would overwrite that comment, so it is looked up first.
+	if (additional.uid) {
+		const existing = await readComment(this, client, task, uid, itemIndex);
+		if (existing) return [ourCommentOrFail(this, existing, task, text, uid, itemIndex)];
+	}
 	try {
 		return [
 			await client.request<IDataObject>({
@@ -91,20 +97,43 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	}
 	// The uid is taken. A retry after a lost answer finds the comment it made: that one is a success. A comment
 	// with other text (or on another task, where this task's path does not find it) is someone else's.
-	let existing: IDataObject | undefined;
+	const existing = await readComment(this, client, task, uid, itemIndex);
+	return [ourCommentOrFail(this, existing, task, text, uid, itemIndex)];
+}
+
+/** The comment with this uid on this task, or undefined (404: none there). */
+async function readComment(
+	ctx: IExecuteFunctions,
+	client: BacklogClient,
+	task: string,
+	uid: string,
+	itemIndex: number,
+): Promise<IDataObject | undefined> {
 	try {
-		existing = await client.request<IDataObject>({
+		return await client.request<IDataObject>({
 			method: 'GET',
 			path: `/tasks/${task}/comments/${uid}`,
 			itemIndex,
 		});
 	} catch (error) {
 		if (!(error instanceof NodeApiError) || error.httpCode !== '404')
-			throw asNodeError(this, error, itemIndex);
+			throw asNodeError(ctx, error, itemIndex);
+		return undefined;
 	}
-	if (existing && isOurComment(existing, task, text)) return [existing];
+}
+
+/** Our own earlier comment under this uid (a success), or the error that the uid is someone else's. */
+function ourCommentOrFail(
+	ctx: IExecuteFunctions,
+	existing: IDataObject | undefined,
+	task: string,
+	text: string,
+	uid: string,
+	itemIndex: number,
+): IDataObject {
+	if (existing && isOurComment(existing, task, text)) return existing;
 	throw new NodeOperationError(
-		this.getNode(),
+		ctx.getNode(),
 		`Item ${itemIndex}: a comment with the UID ${uid} already exists ${existing ? 'with other text' : 'on another task'}; nothing was written`,
 		{
 			itemIndex,

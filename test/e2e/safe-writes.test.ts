@@ -178,4 +178,65 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 			),
 		).toHaveLength(0);
 	}, 300_000);
+
+	it('Comment Create with Retry On Fail: the node run again after a failed item adds each comment once', async () => {
+		const [task] = stage.sim.seedTasks(1, () => ({ fields: { title: 'Commented' } }));
+		// The third comment is refused once (400, not retried by the node): the run fails and n8n runs the node again.
+		stage.sim.failNext({
+			status: 400,
+			body: { message: 'refused once' },
+			when: (request) =>
+				request.method === 'POST' &&
+				[...stage.sim.comments.values()].filter((comment) => comment.task_uid === task.uid)
+					.length === 2,
+		});
+		const workflow = manualWorkflow(wid('Retry'), 'e2e: comment create with retry on fail', [
+			codeNode(
+				'Notes',
+				[1, 2, 3].map((n) => ({ text: `Note ${n}` })),
+			),
+			backlogNode(
+				'Comment',
+				{
+					resource: 'comment',
+					operation: 'create',
+					task: { __rl: true, mode: 'id', value: task.uid },
+					text: '={{ $json.text }}',
+				},
+				{ retryOnFail: true, maxTries: 2, waitBetweenTries: 100 },
+			),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(0);
+		expect(nodeOutput(result.run, 'Comment').map((json) => json.text)).toEqual([
+			'Note 1',
+			'Note 2',
+			'Note 3',
+		]);
+		const texts = [...stage.sim.comments.values()]
+			.filter((comment) => comment.task_uid === task.uid)
+			.map((comment) => comment.text)
+			.sort();
+		expect(texts).toEqual(['Note 1', 'Note 2', 'Note 3']);
+	}, 300_000);
+
+	it('Get Many with Assignee UID {{ $json.assignee }} on items without that key fails naming the item and the filter, instead of listing every task', async () => {
+		stage.sim.clearRequests();
+		const workflow = manualWorkflow(wid('Filter'), 'e2e: get many with a filter typo', [
+			codeNode('People', [{ Assignee: '0f9e8d7c-6b5a-4c3d-8e2f-1a0b9c8d7e6f' }]),
+			backlogNode('List', {
+				resource: 'task',
+				operation: 'getAll',
+				returnAll: true,
+				filters: { assignee_uid: '={{ $json.assignee }}' },
+			}),
+		]);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+		const error = nodeError(result.run, 'List') ?? runError(result.run);
+		expect(error?.message).toBe(
+			'Item 0: the filter "Assignee UID" is empty: its expression resolved to nothing',
+		);
+		expect(stage.sim.requests).toHaveLength(0);
+	}, 300_000);
 });

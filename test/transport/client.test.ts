@@ -52,6 +52,13 @@ describe('retries (spec section 7)', () => {
 		expect((run.error as NodeApiError).description).toMatch(/3 time\(s\) in a row/);
 	});
 
+	it('the server message is found in a detail object too ({detail: {message}})', async () => {
+		sim.failNext({ status: 400, body: { detail: { message: 'title must not be blank' } } });
+		const run = await runBacklog(sim, getTask());
+		expect((run.error as NodeApiError).httpCode).toBe('400');
+		expect(run.error!.message).toMatch(/400 Bad Request: title must not be blank/);
+	});
+
 	it('a 401 is not retried by our code, and says to check the token', async () => {
 		const run = await runBacklog(sim, getTask(), { credentials: { token: 'revoked-token-123' } });
 		expect(sent(sim)).toHaveLength(1);

@@ -38,7 +38,10 @@ export function serverMessage(body: unknown): string | undefined {
 	if (!body || typeof body !== 'object') return undefined;
 	const record = body as Record<string, unknown>;
 	if (typeof record.message === 'string') return record.message;
-	const detail = describeDetail(record.detail);
+	const detail =
+		record.detail && typeof record.detail === 'object' && !Array.isArray(record.detail)
+			? serverMessage(record.detail)
+			: describeDetail(record.detail);
 	if (detail) return detail;
 	if (typeof record.error === 'string') return record.error;
 	if (record.error && typeof record.error === 'object') return serverMessage(record.error);

@@ -1,6 +1,7 @@
 import type { IDataObject, INode, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { isExpression } from '../storedParameters';
 import { customFieldRows, statusOptions } from './fields';
 
 /** Filters of GET /tasks shared by Get Many and the Poll Trigger. */
@@ -39,15 +40,6 @@ export const taskFilterOptions: INodeProperties[] = [
 export const labelsOf = (options: INodeProperties[]): Record<string, string> =>
 	Object.fromEntries(options.map((option) => [option.name, option.displayName]));
 
-/** The stored value of a parameter under the node's Filters (a path into it), before n8n resolves expressions. */
-function storedFilter(node: INode, path: Array<string | number>): unknown {
-	let value: unknown = node.parameters.filters;
-	for (const key of path)
-		value =
-			value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-	return value;
-}
-
 const isEmpty = (value: unknown) =>
 	value === undefined || value === null || (typeof value === 'string' && value.trim() === '');
 
@@ -76,17 +68,15 @@ export function checkFilters(
 		);
 	for (const [key, value] of Object.entries(filters)) {
 		if (key === 'customFields') continue;
-		const stored = storedFilter(node, [key]);
-		if (typeof stored === 'string' && stored.startsWith('=') && isEmpty(value))
+		if (isExpression(node, ['filters', key]) && isEmpty(value))
 			throw fail(`"${labels[key] ?? key}"`, 'is empty: its expression resolved to nothing');
 	}
 	const rows = ((filters.customFields as IDataObject)?.field ?? []) as IDataObject[];
 	rows.forEach((row, index) => {
-		const stored = storedFilter(node, ['customFields', 'field', index, 'value']);
 		const name = `Custom Fields "${String(row.name ?? '').trim()}"`;
 		if (row.value !== null && typeof row.value === 'object')
 			throw fail(name, `is not a text, number or boolean: ${JSON.stringify(row.value)}`);
-		const expression = typeof stored === 'string' && stored.startsWith('=');
+		const expression = isExpression(node, ['filters', 'customFields', 'field', index, 'value']);
 		if (row.value === undefined || row.value === null || (expression && isEmpty(row.value)))
 			throw fail(name, 'is empty: its expression resolved to nothing');
 	});

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { isExpression } from '../../../shared/storedParameters';
 import type { IdentityOptions } from '../../../shared/tasks/identity';
 import { uidOfExternalId } from '../../../shared/tasks/identity';
 import { readIdentityOptions } from './externalId';
@@ -20,14 +21,6 @@ export interface TaskInput {
 	fields: IDataObject;
 }
 
-/** Whether the stored parameter holds an expression (n8n: a string starting with "="). */
-function isExpression(ctx: IExecuteFunctions, path: string[]): boolean {
-	let value: unknown = ctx.getNode().parameters;
-	for (const key of path)
-		value = value && typeof value === 'object' ? (value as IDataObject)[key] : undefined;
-	return typeof value === 'string' && value.startsWith('=');
-}
-
 /**
  * Define Below: the identity of one item. Create: an optional UID (a literal empty one means "derive it"; an
  * expression that resolves to nothing is an error, never a silent fallback). Create or Update: a UID or an External
@@ -42,7 +35,7 @@ function definedIdentity(
 	if (operation === 'create') {
 		const additional = ctx.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 		const given =
-			isExpression(ctx, ['additionalFields', 'uid']) ||
+			isExpression(ctx.getNode(), ['additionalFields', 'uid']) ||
 			(additional.uid !== undefined && additional.uid !== '');
 		return { uid: given ? requireUuid(ctx, itemIndex, 'UID', additional.uid) : undefined };
 	}

@@ -3,6 +3,7 @@ import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
+import { isExpression } from '../../../shared/storedParameters';
 import {
 	expandProperty,
 	forOperation,
@@ -309,15 +310,10 @@ function builtQuery(
 		const operator = OPERATORS[String(row.operator)] ?? String(row.operator);
 		const type = row.valueType ?? (automaticTyping ? 'auto' : 'string');
 		// A value whose expression resolved to nothing would look for "" (or "undefined"): an empty result, not an error.
-		const stored = (ctx.getNode().parameters.conditions as IDataObject | undefined)?.condition;
-		const storedValue = Array.isArray(stored)
-			? (stored[position] as IDataObject)?.value
-			: undefined;
 		const resolvedToNothing =
 			row.value === undefined ||
 			row.value === null ||
-			(typeof storedValue === 'string' &&
-				storedValue.startsWith('=') &&
+			(isExpression(ctx.getNode(), ['conditions', 'condition', position, 'value']) &&
 				String(row.value).trim() === '');
 		if (type !== 'null' && resolvedToNothing)
 			throw invalidParameter(

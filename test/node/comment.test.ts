@@ -100,6 +100,21 @@ describe('Comment', () => {
 		]);
 	});
 
+	it('Comment Create inside Loop Over Items (each batch a run of the node) adds a comment per run, even with the same text', async () => {
+		const [task] = sim.seedTasks(1);
+		const parameters = {
+			resource: 'comment',
+			operation: 'create',
+			task: byId(task.uid),
+			text: 'Same',
+		};
+		for (const runIndex of [0, 1, 2]) {
+			const run = await runBacklog(sim, parameters, { executionId: 'execution-12', runIndex });
+			expect(run.error).toBeUndefined();
+		}
+		expect(sim.comments.size).toBe(3);
+	});
+
 	it('Comment Create in another execution adds new comments, even with the same text', async () => {
 		const [task] = sim.seedTasks(1);
 		const parameters = {

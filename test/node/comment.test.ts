@@ -5,6 +5,14 @@ let sim: Simulator;
 
 useSimulator((started) => (sim = started), { maxPageSize: 3 });
 
+/** Comment Create on a task, with this text (an expression or not). */
+const commentCreate = (taskUid: string, text: string) => ({
+	resource: 'comment',
+	operation: 'create',
+	task: byId(taskUid),
+	text,
+});
+
 describe('Comment', () => {
 	it('comments round-trip: create, get, list across pages, update', async () => {
 		const [task] = sim.seedTasks(1);
@@ -75,12 +83,7 @@ describe('Comment', () => {
 
 	it('Comment Create run again in the same execution (Retry On Fail) finds the comments it added: one per item, no error', async () => {
 		const [task] = sim.seedTasks(1);
-		const parameters = {
-			resource: 'comment',
-			operation: 'create',
-			task: byId(task.uid),
-			text: '={{ $json.text }}',
-		};
+		const parameters = commentCreate(task.uid, '={{ $json.text }}');
 		const items = [1, 2, 3].map((n) => ({ text: `Comment ${n}` }));
 		// The third POST fails: the run fails, and n8n runs the node again with all three items.
 		sim.failNext({
@@ -102,12 +105,7 @@ describe('Comment', () => {
 
 	it('Comment Create inside Loop Over Items (each batch a run of the node) adds a comment per run, even with the same text', async () => {
 		const [task] = sim.seedTasks(1);
-		const parameters = {
-			resource: 'comment',
-			operation: 'create',
-			task: byId(task.uid),
-			text: 'Same',
-		};
+		const parameters = commentCreate(task.uid, 'Same');
 		for (const runIndex of [0, 1, 2]) {
 			const run = await runBacklog(sim, parameters, { executionId: 'execution-12', runIndex });
 			expect(run.error).toBeUndefined();
@@ -117,12 +115,7 @@ describe('Comment', () => {
 
 	it('Comment Create in another execution adds new comments, even with the same text', async () => {
 		const [task] = sim.seedTasks(1);
-		const parameters = {
-			resource: 'comment',
-			operation: 'create',
-			task: byId(task.uid),
-			text: 'Same',
-		};
+		const parameters = commentCreate(task.uid, 'Same');
 		const first = await runBacklog(sim, parameters, { executionId: 'execution-10' });
 		const second = await runBacklog(sim, parameters, { executionId: 'execution-11' });
 		expect(first.error).toBeUndefined();

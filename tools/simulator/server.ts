@@ -76,7 +76,12 @@ async function handle(
 			{ 'www-authenticate': 'Bearer' },
 		);
 	}
-	// 2. fixed-window rate limit per token
+	// 2. fixed-window rate limit per token, counted when the request arrives (late, with `arrivalDelayMs`)
+	const arrival = store.opts.faults?.arrivalDelayMs;
+	if (arrival && (store.opts.faults?.only?.({ method, path }) ?? true)) {
+		await store.sleep(arrival[0] + Math.random() * Math.max(0, arrival[1] - arrival[0]));
+		if (store.stopped || res.destroyed) return;
+	}
 	rateLimit(store, token);
 	// 3. scripted and random faults, before any side effect
 	const outcome = await applyFaults(store, req, res, entry);

@@ -166,6 +166,12 @@ export interface FaultOptions {
 	 */
 	resetAfterEffectRate?: number;
 	latencyMs?: [number, number];
+	/**
+	 * Each request reaches the server (and its rate limit) this much later than it was sent, by a varying amount, as
+	 * through a busy network or a load balancer: the server counts requests in another order and at other times than
+	 * the client sent them. Not drawn from the seeded faults (their runs are unchanged).
+	 */
+	arrivalDelayMs?: [number, number];
 	only?: (req: { method: string; path: string }) => boolean;
 }
 

@@ -136,10 +136,10 @@ describe('client-side rate limit', () => {
 		expect(run.error).toBeUndefined();
 		const requests = sent(sim);
 		expect(requests.filter((request) => request.status === 429)).toHaveLength(0);
-		// 50 ms apart (1 s / 20, and the limiter's 3 % margin) after the first BURST: the 20th leaves near the window's end.
-		// A token bucket of BURST at 20 per window (50 ms apart, and the limiter's 3 % margin): any k + 1 requests in a row
-		// span at least k + 1 - BURST spacings (less a little for the network).
-		const spacing = 1030 / 20;
+		// 50 ms apart (1 s / 20) after the first BURST: the 20th leaves near the window's end. A token bucket of BURST at
+		// 20 per window (50 ms apart): any k + 1 requests in a row span at least k + 1 - BURST spacings (less a little
+		// for the network).
+		const spacing = 1000 / 20;
 		const at = requests.map((request) => request.at);
 		for (let i = 0; i + 8 < at.length; i++)
 			expect(at[i + 8] - at[i]).toBeGreaterThanOrEqual((9 - BURST) * spacing - 30);
@@ -158,6 +158,21 @@ describe('client-side rate limit', () => {
 		expect(sent(sim)).toHaveLength(60);
 		expect(sent(sim).filter((request) => request.status === 429)).toHaveLength(0);
 	});
+
+	it('requests that reach the server late, each by another amount (0 to 150 ms), never fill its window past the limit', async () => {
+		// Paced at exactly the server's window (no margin on it): the server counts each request at some moment between
+		// its sending and its answer, and the limiter counts it until its answer.
+		// Four executions at once, so that requests are under way together and overtake each other on the way.
+		sim.configure({ requestsPerWindow: 20, windowMs: 500, faults: { arrivalDelayMs: [0, 150] } });
+		const items = Array.from({ length: 20 }, () => ({}));
+		const credentials = { requestsPerMinute: 20, rateLimitWindowSeconds: 0.5 };
+		const runs = await Promise.all(
+			[1, 2, 3, 4].map(() => runBacklog(sim, getTask(), { items, credentials })),
+		);
+		expect(runs.map((run) => run.error)).toEqual([undefined, undefined, undefined, undefined]);
+		expect(sent(sim)).toHaveLength(80);
+		expect(sent(sim).filter((request) => request.status === 429)).toHaveLength(0);
+	}, 20_000);
 });
 
 describe('rate limiter', () => {
@@ -172,6 +187,24 @@ describe('rate limiter', () => {
 		// The third request waits a window after the first two finished, not after they started.
 		expect(Date.now() - finished).toBeGreaterThanOrEqual(200);
 		expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+	});
+
+	it('requests still under way when their window has passed keep their places: the next one over the limit waits for an answer, and a window after it', async () => {
+		const limiter = new RateLimiter(2, 100);
+		const slow = [await limiter.acquire(), await limiter.acquire()];
+		let thirdAt = 0;
+		const third = limiter.acquire().then((release) => {
+			thirdAt = Date.now();
+			release();
+		});
+		// Three windows later neither has been answered: the server may still count them at any moment.
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(thirdAt).toBe(0);
+		slow[1]();
+		const answered = Date.now();
+		await third;
+		expect(thirdAt - answered).toBeGreaterThanOrEqual(100);
+		slow[0]();
 	});
 });
 

@@ -1,12 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
 /**
- * Requests reach the server later than they leave, by varying amounts: spacing windows 3% wider than the server's
- * keeps a burst that straddles its window boundary under its count.
- */
-const WINDOW_MARGIN = 1.03;
-
-/**
  * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window
  * (or of its current rate, when that is lower). TCP halves; AWS's "adaptive" retry mode keeps 0.7, which loses less
  * throughput while the processes sharing a token settle.
@@ -67,12 +61,30 @@ interface Slot {
 	at: number;
 	/** When the request left (set once). */
 	sentAt: number;
+	/** The request has finished (answered or failed): the server can no longer count it later than `at`. */
+	finished: boolean;
+	/** Resolves when it finishes. */
+	done: Promise<void>;
 }
+
+/**
+ * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
+ * now on: it sorts last and is never dropped.
+ */
+const countedUntil = (slot: Slot) => (slot.finished ? slot.at : Infinity);
+
+const byCountedUntil = (a: Slot, b: Slot) => {
+	const [x, y] = [countedUntil(a), countedUntil(b)];
+	return x < y ? -1 : x > y ? 1 : 0;
+};
 
 /**
  * Client-side rate limit for one base URL and token in one process, adaptive (AIMD).
  *
- * At most `rate` requests leave in any window of `windowMs`. The rate starts at the configured limit and stays there
+ * At most `rate` requests reach the server in any window of `windowMs`: a request counts from when it leaves until
+ * `windowMs` after it has finished (the server counted it at some moment in between), so however late a request
+ * reaches the server, and however long it takes, the server never sees more than `rate` in its window; no margin on
+ * the window is needed (the server's window is counted as configured). The rate starts at the configured limit and stays there
  * as long as the server never answers 429, so one process alone behaves as a plain limiter at the configured rate.
  * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
  * server's answers instead:
@@ -103,9 +115,7 @@ export class RateLimiter {
 
 	private limit = 0;
 
-	/** The server's window as configured, without the margin. */
-	private configuredWindowMs = 0;
-
+	/** The server's window as configured. */
 	private windowMs = 1;
 
 	/** The rate the last 429 cut to (requests per window); it grows back from there (see rateAt). */
@@ -131,11 +141,10 @@ export class RateLimiter {
 	configure(limit: number, windowMs: number) {
 		const newLimit = Math.max(1, Math.floor(limit));
 		const newWindowMs = Math.max(1, windowMs);
-		if (newLimit === this.limit && newWindowMs === this.configuredWindowMs) return;
+		if (newLimit === this.limit && newWindowMs === this.windowMs) return;
 		// A new configuration starts over at its own rate: what was learnt applied to the old one.
 		this.limit = newLimit;
-		this.configuredWindowMs = newWindowMs;
-		this.windowMs = newWindowMs * WINDOW_MARGIN;
+		this.windowMs = newWindowMs;
 		this.cutRate = newLimit;
 		this.lastCutAt = -Infinity;
 		this.fromFloor = false;
@@ -167,18 +176,17 @@ export class RateLimiter {
 	 * the request at any moment until then, so its slot moves to the finish time, and a 429 adapts the rate.
 	 */
 	async acquire(): Promise<(status?: number, retryAfterMs?: number) => void> {
-		const now = Date.now();
-		for (let index = this.slots.length - 1; index >= 0; index--) {
-			if (this.slots[index].at <= now - this.windowMs) this.slots.splice(index, 1);
+		let now = Date.now();
+		let rate = this.rateAt(now);
+		let freeAt = this.freeAt(now, rate);
+		// The request that frees the slot has not finished: how long the server may still count it is not known yet.
+		while (freeAt instanceof Promise) {
+			await freeAt;
+			now = Date.now();
+			rate = this.rateAt(now);
+			freeAt = this.freeAt(now, rate);
 		}
-		let at = Math.max(now, this.blockedUntil, this.heldUntil);
-		const rate = this.rateAt(now);
-		const allowance = Math.max(1, Math.floor(rate));
-		if (this.slots.length >= allowance) {
-			// The slot frees when the request `allowance` places earlier leaves the window.
-			const times = this.slots.map((slot) => slot.at).sort((a, b) => a - b);
-			at = Math.max(at, times[times.length - allowance] + this.windowMs);
-		}
+		let at = Math.max(now, freeAt, this.blockedUntil, this.heldUntil);
 		// A token bucket of `burst` at the current rate (GCRA): after a pause the first few leave together, the rest one
 		// spacing apart. Below the configured rate (the server has answered 429) each step is jittered, so processes
 		// that share a window all send through it and the 429s at its end fall on each in proportion to its rate. The
@@ -187,13 +195,36 @@ export class RateLimiter {
 		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
 		this.paceAt = Math.max(this.paceAt, at) + step;
-		const slot: Slot = { at, sentAt: at };
+		let finish = () => {};
+		const slot: Slot = {
+			at,
+			sentAt: at,
+			finished: false,
+			done: new Promise<void>((resolve) => (finish = resolve)),
+		};
 		this.slots.push(slot);
 		if (at > now) await sleep(at - now);
 		return (status?: number, retryAfterMs?: number) => {
 			slot.at = Math.max(slot.at, Date.now());
+			slot.finished = true;
+			finish();
 			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
 		};
+	}
+
+	/**
+	 * When the window has room for one more request at `rate`: when the request `allowance` places earlier (by the time
+	 * the server may count it until) leaves the window; or, when that one has not finished, the next request to finish.
+	 */
+	private freeAt(now: number, rate: number): number | Promise<void> {
+		for (let index = this.slots.length - 1; index >= 0; index--) {
+			if (countedUntil(this.slots[index]) <= now - this.windowMs) this.slots.splice(index, 1);
+		}
+		const allowance = Math.max(1, Math.floor(rate));
+		if (this.slots.length < allowance) return now;
+		const frees = [...this.slots].sort(byCountedUntil)[this.slots.length - allowance];
+		if (frees.finished) return frees.at + this.windowMs;
+		return Promise.race(this.slots.filter((slot) => !slot.finished).map((slot) => slot.done));
 	}
 
 	/**
@@ -225,7 +256,7 @@ export class RateLimiter {
 		this.cutRate = Math.max(floor, cut);
 		this.lastCutAt = now;
 		// The requests of this window now hold the next ones back until they leave it, and a little more (RESTART_SPREAD).
-		const shift = Math.random() * RESTART_SPREAD * this.configuredWindowMs;
+		const shift = Math.random() * RESTART_SPREAD * this.windowMs;
 		for (const slot of this.slots) if (slot.at > now - this.windowMs) slot.at += shift;
 	}
 

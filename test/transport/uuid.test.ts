@@ -9,9 +9,24 @@ import {
 import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {
-	const names = ['1042', 'ticket-1', '', 'é-unicode-ü', 'x'.repeat(40), 'JIRA-77 / helpdesk'];
+	const names = [
+		'1042',
+		'ticket-1',
+		'',
+		'é-unicode-ü',
+		'🎫 emoji',
+		'x'.repeat(40),
+		'JIRA-77 / helpdesk',
+	];
 
 	it.each(names)('matches the uuid package for name %j in the package namespace', (name) => {
+		expect(uuidV5(name, DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(
+			uuidOracle(name, DEFAULT_EXTERNAL_ID_NAMESPACE),
+		);
+	});
+
+	it('matches the uuid package for a name of 1,500 two-byte characters (past the reused buffer)', () => {
+		const name = 'ü'.repeat(1500);
 		expect(uuidV5(name, DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(
 			uuidOracle(name, DEFAULT_EXTERNAL_ID_NAMESPACE),
 		);

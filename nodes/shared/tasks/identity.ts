@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'crypto';
+import { hash, randomUUID } from 'crypto';
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,19 +37,24 @@ function bytesOfNamespace(namespace: string): Buffer {
 	return bytes;
 }
 
+/** The namespace's bytes and a name's UTF-8 bytes (up to 1,000 characters; longer ones get their own buffer). */
+const hashInput = Buffer.allocUnsafe(16 + 3000);
+
 /**
  * UUID version 5 (RFC 9562, section 5.5): SHA-1 of the namespace's 16 bytes followed by the name's UTF-8 bytes,
  * with the version and variant bits set. The same external id always gives the same task uid.
  */
 export function uuidV5(name: string, namespace: string): string {
-	const bytes = createHash('sha1')
-		.update(bytesOfNamespace(namespace))
-		.update(name, 'utf8')
-		.digest();
-	bytes[6] = (bytes[6] & 0x0f) | 0x50;
-	bytes[8] = (bytes[8] & 0x3f) | 0x80;
-	const hex = bytes.toString('hex', 0, 16);
-	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+	// Hashed in one call over one reused buffer: a hash object and a buffer per uid cost about half the time of
+	// deriving 10,000 uids, which a sync spends before its first request.
+	const room = 16 + name.length * 3;
+	const input = room <= hashInput.length ? hashInput : Buffer.allocUnsafe(room);
+	bytesOfNamespace(namespace).copy(input, 0);
+	const length = 16 + input.write(name, 16, 'utf8');
+	const hex = hash('sha1', input.subarray(0, length), 'hex');
+	// Version 5 in the 13th digit; the variant (binary 10) in the top bits of the 17th.
+	const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** The task uid of a ticket: the same external ID always gives the same task (spec section 1, rule 1). */

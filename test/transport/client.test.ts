@@ -181,8 +181,8 @@ describe('rate limiter', () => {
 		const started = Date.now();
 		const releases = [await limiter.acquire(), await limiter.acquire()];
 		await new Promise((resolve) => setTimeout(resolve, 150));
-		releases.forEach((release) => release());
 		const finished = Date.now();
+		releases.forEach((release) => release());
 		await limiter.acquire();
 		// The third request waits a window after the first two finished, not after they started.
 		expect(Date.now() - finished).toBeGreaterThanOrEqual(200);
@@ -200,8 +200,8 @@ describe('rate limiter', () => {
 		// Three windows later neither has been answered: the server may still count them at any moment.
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(thirdAt).toBe(0);
-		slow[1]();
 		const answered = Date.now();
+		slow[1]();
 		await third;
 		expect(thirdAt - answered).toBeGreaterThanOrEqual(100);
 		slow[0]();

@@ -203,7 +203,8 @@ export class RateLimiter {
 			done: new Promise<void>((resolve) => (finish = resolve)),
 		};
 		this.slots.push(slot);
-		if (at > now) await sleep(at - now);
+		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
+		for (let left = at - now; left > 0; left = at - Date.now()) await sleep(left);
 		return (status?: number, retryAfterMs?: number) => {
 			slot.at = Math.max(slot.at, Date.now());
 			slot.finished = true;

@@ -1,7 +1,7 @@
 import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
-import { BURST, RateLimiter } from '../../nodes/shared/transport/rateLimiter';
+import { BURST, RateLimiter, UNDER_WAY_MS } from '../../nodes/shared/transport/rateLimiter';
 import { USER_AGENT } from '../../nodes/shared/transport/version';
 import { TOKEN, byId, runBacklog, sent, writesSent, useSimulator } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
@@ -205,6 +205,23 @@ describe('rate limiter', () => {
 		await third;
 		expect(thirdAt - answered).toBeGreaterThanOrEqual(100);
 		slow[0]();
+	});
+
+	it('a request never answered holds its place for UNDER_WAY_MS at most (then a window): it cannot stop every execution for good', async () => {
+		jest.useFakeTimers();
+		try {
+			const limiter = new RateLimiter(1, 1000);
+			await limiter.acquire(); // never answered
+			let sent = false;
+			const next = limiter.acquire().then(() => (sent = true));
+			await jest.advanceTimersByTimeAsync(UNDER_WAY_MS - 10);
+			expect(sent).toBe(false);
+			await jest.advanceTimersByTimeAsync(1000 + 20);
+			expect(sent).toBe(true);
+			await next;
+		} finally {
+			jest.useRealTimers();
+		}
 	});
 });
 

@@ -63,20 +63,25 @@ interface Slot {
 	sentAt: number;
 	/** The request has finished (answered or failed): the server can no longer count it later than `at`. */
 	finished: boolean;
-	/** Resolves when it finishes. */
-	done: Promise<void>;
 }
 
 /**
- * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
- * now on: it sorts last and is never dropped.
+ * How long a request still under way keeps its place in every window. The transport gives up on a request after 30 s;
+ * past this, a request that never settled (a lost answer, a release never called) is taken to have been counted by
+ * then, so it cannot hold the process back for good.
  */
-const countedUntil = (slot: Slot) => (slot.finished ? slot.at : Infinity);
+export const UNDER_WAY_MS = 120_000;
 
-const byCountedUntil = (a: Slot, b: Slot) => {
-	const [x, y] = [countedUntil(a), countedUntil(b)];
-	return x < y ? -1 : x > y ? 1 : 0;
-};
+/**
+ * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
+ * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped.
+ */
+const countedUntil = (slot: Slot, now: number) =>
+	slot.finished
+		? slot.at
+		: now < slot.sentAt + UNDER_WAY_MS
+			? Infinity
+			: slot.sentAt + UNDER_WAY_MS;
 
 /**
  * Client-side rate limit for one base URL and token in one process, adaptive (AIMD).
@@ -84,7 +89,9 @@ const byCountedUntil = (a: Slot, b: Slot) => {
  * At most `rate` requests reach the server in any window of `windowMs`: a request counts from when it leaves until
  * `windowMs` after it has finished (the server counted it at some moment in between), so however late a request
  * reaches the server, and however long it takes, the server never sees more than `rate` in its window; no margin on
- * the window is needed (the server's window is counted as configured). The rate starts at the configured limit and stays there
+ * the window is needed (the server's window is counted as configured). Two exceptions, both the server's word or
+ * beyond the transport's: after a Retry-After the requests sent before it no longer count (pauseUntil), and a request
+ * under way for longer than UNDER_WAY_MS is taken as counted by then. The rate starts at the configured limit and stays there
  * as long as the server never answers 429, so one process alone behaves as a plain limiter at the configured rate.
  * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
  * server's answers instead:
@@ -103,7 +110,9 @@ const byCountedUntil = (a: Slot, b: Slot) => {
  *   spending its cut rate's whole spacing on each of them.
  *
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
- * executions in one n8n process that share a base URL and token queue up behind each other instead of racing.
+ * executions in one n8n process that share a base URL and token queue up behind each other instead of racing. Only
+ * when the window is full of requests still under way does a caller wait for one of them to be answered before it
+ * reserves; callers waiting so are woken together, in the order they came, at each answer.
  */
 export class RateLimiter {
 	private readonly slots: Slot[] = [];
@@ -122,6 +131,11 @@ export class RateLimiter {
 	private cutRate = 0;
 
 	private lastCutAt = -Infinity;
+
+	/** Resolves at the next answer of any request: what callers waiting for room wait on. One for all of them. */
+	private nextAnswer: Promise<void> | undefined;
+
+	private answered = () => {};
 
 	/** The last cut went to the floor: the rate grows back by doubling (see rateAt). */
 	private fromFloor = false;
@@ -195,37 +209,50 @@ export class RateLimiter {
 		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
 		this.paceAt = Math.max(this.paceAt, at) + step;
-		let finish = () => {};
-		const slot: Slot = {
-			at,
-			sentAt: at,
-			finished: false,
-			done: new Promise<void>((resolve) => (finish = resolve)),
-		};
+		const slot: Slot = { at, sentAt: at, finished: false };
 		this.slots.push(slot);
 		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
 		for (let left = at - now; left > 0; left = at - Date.now()) await sleep(left);
 		return (status?: number, retryAfterMs?: number) => {
+			if (slot.finished) return;
 			slot.at = Math.max(slot.at, Date.now());
 			slot.finished = true;
-			finish();
+			this.answered();
 			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
 		};
 	}
 
 	/**
 	 * When the window has room for one more request at `rate`: when the request `allowance` places earlier (by the time
-	 * the server may count it until) leaves the window; or, when that one has not finished, the next request to finish.
+	 * the server may count it until) leaves the window; or, when that one is still under way, the next answer.
 	 */
 	private freeAt(now: number, rate: number): number | Promise<void> {
 		for (let index = this.slots.length - 1; index >= 0; index--) {
-			if (countedUntil(this.slots[index]) <= now - this.windowMs) this.slots.splice(index, 1);
+			if (countedUntil(this.slots[index], now) <= now - this.windowMs) this.slots.splice(index, 1);
 		}
 		const allowance = Math.max(1, Math.floor(rate));
 		if (this.slots.length < allowance) return now;
-		const frees = [...this.slots].sort(byCountedUntil)[this.slots.length - allowance];
-		if (frees.finished) return frees.at + this.windowMs;
-		return Promise.race(this.slots.filter((slot) => !slot.finished).map((slot) => slot.done));
+		const until = this.slots.map((slot) => countedUntil(slot, now)).sort((a, b) => a - b);
+		const frees = until[until.length - allowance];
+		if (frees !== Infinity) return frees + this.windowMs;
+		return (this.nextAnswer ??= this.answerOrGiveUp(now));
+	}
+
+	/** The next answer, or at the latest the oldest request under way reaching UNDER_WAY_MS (one timer per wait). */
+	private answerOrGiveUp(now: number): Promise<void> {
+		const oldest = Math.min(
+			...this.slots.filter((slot) => !slot.finished).map((slot) => slot.sentAt),
+		);
+		return new Promise<void>((resolve) => {
+			const wake = () => {
+				if (this.answered !== wake) return;
+				this.nextAnswer = undefined;
+				this.answered = () => {};
+				resolve();
+			};
+			this.answered = wake;
+			void sleep(Math.max(1, oldest + UNDER_WAY_MS - now)).then(wake);
+		});
 	}
 
 	/**
@@ -242,7 +269,7 @@ export class RateLimiter {
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
 			// a retry delay (this process came late into a window others had filled). Hold every request back until what
 			// this process sent in the window has left it: the server's window, which began before, has ended by then.
-			// The answered request itself counts: a request under way longer than the window has left the slots.
+			// The answered request itself counts (its slot may be gone: a request under way past UNDER_WAY_MS).
 			const earliest = Math.min(sentAt, ...inWindow.map((slot) => slot.sentAt));
 			this.heldUntil = Math.max(
 				this.heldUntil,
@@ -289,7 +316,8 @@ export class RateLimiter {
 	 * exponential backoff (jittered), capped at a window rather than at the policy's longest wait; and before the last
 	 * attempt at least a whole window, so that the waits of one request always span the server's window. The waits
 	 * between the attempts of one request add up to at most (maxAttempts - 1) windows (plus jitter); before each
-	 * attempt, acquire() holds it at most about a window more (besides its place behind other callers).
+	 * attempt, acquire() holds it at most about a window more (besides its place behind other callers, and the answers
+	 * of requests still under way when the window is full of them).
 	 */
 	throttleDelayMs(attempt: number, budget: RetryBudget): number {
 		const cap = Math.max(budget.maxDelayMs, this.windowMs);

@@ -91,8 +91,9 @@ const countedUntil = (slot: Slot, now: number) =>
  * reaches the server, and however long it takes, the server never sees more than `rate` in its window; no margin on
  * the window is needed (the server's window is counted as configured). Two exceptions, both the server's word or
  * beyond the transport's: after a Retry-After the requests sent before it no longer count (pauseUntil), and a request
- * under way for longer than UNDER_WAY_MS is taken as counted by then. The rate starts at the configured limit and stays there
- * as long as the server never answers 429, so one process alone behaves as a plain limiter at the configured rate.
+ * under way for longer than UNDER_WAY_MS is taken as counted by then. The rate starts at the configured limit and
+ * stays there as long as the server never answers 429, so one process alone behaves as a plain limiter at the
+ * configured rate.
  * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
  * server's answers instead:
  * - a 429 cuts the rate to DECREASE × what this process sent in the last window (once per window: the 429s of one

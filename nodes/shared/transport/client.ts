@@ -171,6 +171,11 @@ export class BacklogClient {
 		for (let attempt = 1; ; attempt++) {
 			if (this.authFailure) throw this.authFailure;
 			const release = await limiter.acquire();
+			// A retry after a 429 waits for its pause inside acquire(): a 401 may have come meanwhile.
+			if (this.authFailure) {
+				release();
+				throw this.authFailure;
+			}
 			let response: IN8nHttpFullResponse;
 			try {
 				response = (await this.ctx.helpers.httpRequestWithAuthentication.call(
@@ -257,7 +262,12 @@ export class BacklogClient {
 			const delay =
 				hinted ??
 				(status === 429 ? limiter.throttleDelayMs(attempt, this.retry) : this.backoffMs(attempt));
-			if (status === 429) limiter.pauseUntil(Date.now() + delay, hinted !== undefined);
+			if (status === 429) {
+				// The pause holds every request on the token, this one too: the next acquire() waits for it. Reserving at
+				// once (no await before it) keeps this request ahead of those whose reservations the pause took back.
+				limiter.pauseUntil(Date.now() + delay, hinted !== undefined);
+				continue;
+			}
 			await sleep(delay);
 		}
 	}

@@ -57,10 +57,17 @@ export interface RetryBudget {
 }
 
 interface Slot {
-	/** When the request left, or, once it has finished, when it finished (the server may count it until then). */
+	/**
+	 * When the request leaves (reserved) or left, or, once it has finished, when it finished (the server may count it
+	 * until then).
+	 */
 	at: number;
-	/** When the request left (set once). */
+	/** When the request leaves (reserved) or left. */
 	sentAt: number;
+	/** Its caller is still waiting for the reserved time: a pause may take the reservation back (pauseUntil). */
+	waiting: boolean;
+	/** The bucket's state before this reservation, restored when a pause takes the reservation back. */
+	paceBefore: number;
 	/** The request has finished (answered or failed): the server can no longer count it later than `at`. */
 	finished: boolean;
 }
@@ -113,7 +120,9 @@ const countedUntil = (slot: Slot, now: number) =>
  * Each caller reserves a send time synchronously (JavaScript runs one callback at a time), so concurrent
  * executions in one n8n process that share a base URL and token queue up behind each other instead of racing. Only
  * when the window is full of requests still under way does a caller wait for one of them to be answered before it
- * reserves; callers waiting so are woken together, in the order they came, at each answer.
+ * reserves; callers waiting so are woken together, in the order they came, at each answer. A pause after a 429
+ * (pauseUntil) holds every caller, those already waiting for a reserved time too: it takes their reservations back,
+ * and they reserve again, in the order they came, behind the pause.
  */
 export class RateLimiter {
 	private readonly slots: Slot[] = [];
@@ -137,6 +146,11 @@ export class RateLimiter {
 	private nextAnswer: Promise<void> | undefined;
 
 	private answered = () => {};
+
+	/** Resolves when a pause takes the reservations back: what callers waiting for their reserved time also wait on. */
+	private reservationsTaken: Promise<void> | undefined;
+
+	private takeReservations = () => {};
 
 	/** The last cut went to the floor: the rate grows back by doubling (see rateAt). */
 	private fromFloor = false;
@@ -191,6 +205,21 @@ export class RateLimiter {
 	 * the request at any moment until then, so its slot moves to the finish time, and a 429 adapts the rate.
 	 */
 	async acquire(): Promise<(status?: number, retryAfterMs?: number) => void> {
+		let slot = await this.reserve();
+		// A pause that begins while the caller waits for its time takes the reservation back: it reserves again, in
+		// the order the callers came, behind the pause and at the rate the 429 left.
+		while (!(await this.sendTime(slot))) slot = await this.reserve();
+		return (status?: number, retryAfterMs?: number) => {
+			if (slot.finished) return;
+			slot.at = Math.max(slot.at, Date.now());
+			slot.finished = true;
+			this.answered();
+			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
+		};
+	}
+
+	/** Reserves a send time, counted from now on (see acquire). */
+	private async reserve(): Promise<Slot> {
 		let now = Date.now();
 		let rate = this.rateAt(now);
 		let freeAt = this.freeAt(now, rate);
@@ -209,18 +238,28 @@ export class RateLimiter {
 		const spacing = this.windowMs / rate;
 		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
+		const slot: Slot = { at, sentAt: at, waiting: true, paceBefore: this.paceAt, finished: false };
 		this.paceAt = Math.max(this.paceAt, at) + step;
-		const slot: Slot = { at, sentAt: at, finished: false };
 		this.slots.push(slot);
+		return slot;
+	}
+
+	/**
+	 * Waits for the slot's time; false when a pause took the reservation back meanwhile. The slot then counts from
+	 * when the request really leaves.
+	 */
+	private async sendTime(slot: Slot): Promise<boolean> {
 		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
-		for (let left = at - now; left > 0; left = at - Date.now()) await sleep(left);
-		return (status?: number, retryAfterMs?: number) => {
-			if (slot.finished) return;
-			slot.at = Math.max(slot.at, Date.now());
-			slot.finished = true;
-			this.answered();
-			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
-		};
+		for (let left = slot.at - Date.now(); left > 0 && slot.waiting; left = slot.at - Date.now()) {
+			await Promise.race([
+				sleep(left),
+				(this.reservationsTaken ??= new Promise((resolve) => (this.takeReservations = resolve))),
+			]);
+		}
+		if (!slot.waiting) return false;
+		slot.waiting = false;
+		slot.at = slot.sentAt = Math.max(slot.at, Date.now());
+		return true;
 	}
 
 	/**
@@ -262,9 +301,7 @@ export class RateLimiter {
 	 */
 	private throttled(sentAt: number, serverSaid: boolean) {
 		const now = Date.now();
-		const inWindow = this.slots.filter(
-			(slot) => slot.sentAt <= now && slot.at > now - this.windowMs,
-		);
+		const inWindow = this.slots.filter((slot) => !slot.waiting && slot.at > now - this.windowMs);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
 			if (serverSaid) return;
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
@@ -284,24 +321,36 @@ export class RateLimiter {
 		this.fromFloor = cut < floor;
 		this.cutRate = Math.max(floor, cut);
 		this.lastCutAt = now;
-		// The requests of this window now hold the next ones back until they leave it, and a little more (RESTART_SPREAD).
+		// The requests sent in this window now hold the next ones back until they leave it, and a little more (RESTART_SPREAD).
 		const shift = Math.random() * RESTART_SPREAD * this.windowMs;
-		for (const slot of this.slots) if (slot.at > now - this.windowMs) slot.at += shift;
+		for (const slot of this.slots) {
+			if (!slot.waiting && slot.at > now - this.windowMs) slot.at += shift;
+		}
 	}
 
 	/**
-	 * After a 429 the server's view wins: no request (from any caller) leaves before `until`. With `serverSaid` (the
-	 * wait came from its Retry-After), the requests sent so far no longer hold later ones back after `until`: the
-	 * server has said its window is over by then.
+	 * After a 429 the server's view wins: no request (from any caller) leaves before `until`, not even one whose send
+	 * time was reserved before: the reservations still waiting are taken back (the bucket with them), and their callers
+	 * reserve again, in the order they came, behind the pause and at the rate the 429 left, so they neither reach the
+	 * server during the pause nor fill the window after it ahead of a request reserved at once after the 429 (the one
+	 * retried). With `serverSaid` (the wait came from its Retry-After), the requests sent so far no longer hold later
+	 * ones back after `until`: the server has said its window is over by then.
 	 */
 	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);
+		const taken = this.slots.filter((slot) => slot.waiting);
+		if (taken.length > 0) {
+			for (const slot of taken) {
+				slot.waiting = false;
+				this.slots.splice(this.slots.indexOf(slot), 1);
+			}
+			this.paceAt = Math.min(this.paceAt, ...taken.map((slot) => slot.paceBefore));
+			this.reservationsTaken = undefined;
+			this.takeReservations();
+		}
 		if (!serverSaid) return;
 		this.heldUntil = Math.min(this.heldUntil, until);
-		const now = Date.now();
-		for (const slot of this.slots) {
-			if (slot.sentAt <= now) slot.at = Math.min(slot.at, until - this.windowMs);
-		}
+		for (const slot of this.slots) slot.at = Math.min(slot.at, until - this.windowMs);
 	}
 
 	/**

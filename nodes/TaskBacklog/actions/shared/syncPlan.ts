@@ -115,7 +115,11 @@ export function closesFor(
 /**
  * The mass-close guard (as rsync's and rclone's --max-delete): a run that would close more than the allowed share of
  * the source's open tasks is most likely a short input (a key typo, an input cut to its first page, a filter gone
- * wrong), which looks exactly like many closed tickets. The message says how many, which, and how to allow it.
+ * wrong), which looks exactly like many closed tickets. Always Allow Closing Up To lets a run close that many whatever
+ * their share, except that at the default or below it stops at half of the source's open tasks (its only one may be
+ * closed): so a small source is never closed entirely, nor mostly, by a short input without a setting. A value above
+ * the default keeps its meaning (that many, whatever their share, even all). Max Share to Close 100 turns the guard
+ * off. The message says how many, which, and what setting allows it.
  */
 export function closeGuard(
 	ctx: IExecuteFunctions,
@@ -138,24 +142,47 @@ export function closeGuard(
 		'Max Share to Close (%)',
 		100,
 	);
-	if (maxShare >= 100 || closes.length <= Math.max(allowance, Math.floor((open * maxShare) / 100)))
-		return undefined;
-	const share = Math.round((closes.length / Math.max(open, 1)) * 100);
+	if (maxShare >= 100) return undefined;
+	const count = closes.length;
+	const byShare = Math.floor((open * maxShare) / 100);
+	const half = Math.max(1, Math.floor(open / 2));
+	const byAllowance = allowance > DEFAULT_CLOSE_ALLOWANCE ? allowance : Math.min(allowance, half);
+	if (count <= Math.max(byAllowance, byShare)) return undefined;
+
+	const share = Math.round((count / Math.max(open, 1)) * 100);
 	const some = closes
 		.slice(0, 5)
 		.map((step) =>
 			step.externalId !== undefined ? `external ID ${String(step.externalId)}` : `task ${step.uid}`,
 		)
 		.join(', ');
+	const why =
+		count <= allowance
+			? `${count === open ? 'every one of them' : 'more than half of them'}; Always Allow Closing Up To ` +
+				`(${allowance}) allows at most half of a source's open tasks (${byAllowance} here) unless set above ` +
+				`${DEFAULT_CLOSE_ALLOWANCE}, and Max Share to Close (${maxShare}%) allows ${byShare}`
+			: `more than the ${maxShare}% allowed (Max Share to Close) and more than ${allowance} (Always Allow Closing Up To)`;
+	// What allows it: the least Max Share to Close that covers it, and the least Always Allow Closing Up To.
+	const needShare = Math.ceil((count * 100) / Math.max(open, 1));
+	const shareFix =
+		needShare >= 100
+			? 'to 100 (which turns the guard off)'
+			: `to ${needShare} or more (100 turns the guard off)`;
+	const needAllowance = count > half ? Math.max(count, DEFAULT_CLOSE_ALLOWANCE + 1) : count;
+	const allowanceFix =
+		needAllowance > DEFAULT_CLOSE_ALLOWANCE
+			? ` (a value above ${DEFAULT_CLOSE_ALLOWANCE} allows closing that many whatever their share, even every open task)`
+			: '';
 	return (
-		`Sync Backlog would close ${closes.length} of the ${open} open tasks of source "${source.value}" (${share}%), more than ` +
-		`the ${maxShare}% allowed (Max Share to Close) and more than ${allowance} (Always Allow Closing Up To); ` +
-		`nothing was written. Some of them: ${some}${closes.length > 5 ? ', ...' : ''}.`
+		`Sync Backlog would close ${count} of the ${open} open tasks of source "${source.value}" (${share}%), ${why}; ` +
+		`nothing was written. Some of them: ${some}${count > 5 ? ` and ${count - 5} more` : ''}. To allow it for ` +
+		`this run, set Sync Options › Max Share to Close (%) ${shareFix}, or Always Allow Closing Up To to ` +
+		`${needAllowance} or more${allowanceFix}.`
 	);
 }
 
 export const GUARD_HINT =
-	'Usually the input is short: an External ID expression that finds nothing, an upstream node that returned only its first page, a filter gone wrong. Check the input with Dry Run. If these tickets really are closed, raise Sync Options › Max Share to Close (%) (100 turns the guard off) for this run.';
+	'Usually the input is short: an External ID expression that finds nothing, an upstream node that returned only its first page, a filter gone wrong. Check the input with Dry Run. If these tickets really are closed, allow it for this run as the message says: Sync Options › Max Share to Close (%) (100 turns the guard off) or Always Allow Closing Up To.';
 
 function limitOption(
 	ctx: IExecuteFunctions,

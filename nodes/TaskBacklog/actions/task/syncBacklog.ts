@@ -92,8 +92,7 @@ export const description = forOperation('task', 'syncBacklog', [
 				type: 'number',
 				typeOptions: { minValue: 0, numberPrecision: 0 },
 				default: DEFAULT_CLOSE_ALLOWANCE,
-				description:
-					'Number of tasks a run may always close, whatever their share of the open tasks (Max Share to Close applies above it)',
+				description: `Number of tasks a run may always close, whatever their share of the open tasks (Max Share to Close applies above it). At the default of ${DEFAULT_CLOSE_ALLOWANCE} or below it stops at half of the source's open tasks (its only one may be closed), so a short input never closes a small source entirely or mostly; a value above ${DEFAULT_CLOSE_ALLOWANCE} allows that many, even every open task.`,
 			},
 			{
 				displayName: 'Max Share to Close (%)',

@@ -4,7 +4,6 @@ import type {
 	IDataObject,
 	IHookFunctions,
 	INodeCredentialTestResult,
-	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
 	IWebhookFunctions,
@@ -14,8 +13,9 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { SIGNED, triggerProperties } from './description';
 import { acceptedEvents, eventKind, eventsOf } from './events';
-import { deliveryKey, firstDelivery } from './replay';
-import { publicHeaders, rememberMs, verificationSettings } from './settings';
+import { outputItems } from './output';
+import { firstDelivery, rememberMs, replayKey } from './replay';
+import { verificationSettings } from './settings';
 import type { Headers, VerificationMethod, VerificationSettings } from './verify';
 import { verifyRequest } from './verify';
 
@@ -124,6 +124,7 @@ export class TaskBacklogTrigger implements INodeType {
 
 		const method = this.getNodeParameter('authentication', 'none') as VerificationMethod;
 		const options = this.getNodeParameter('options', {}) as IDataObject;
+		const eventField = String(options.eventField ?? 'type').trim() || 'type';
 		let settings: VerificationSettings | undefined;
 		if (method !== 'none') {
 			settings = await verificationSettings(this, method);
@@ -137,14 +138,19 @@ export class TaskBacklogTrigger implements INodeType {
 			}
 			if (verdict.signature && options.dropRepeats !== false) {
 				const scope = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
-				const key = deliveryKey([verdict.signature.digest]);
+				// The event's id, else its kind, task uid and updated_at, else the signed bytes (see replay.ts).
+				const { key, byEvent } = replayKey(
+					eventsOf(this.getBodyData(), rawBody),
+					eventField,
+					verdict.signature.digest,
+				);
 				if (
 					!firstDelivery(
 						scope,
 						this.getWorkflowStaticData('node'),
 						key,
 						now,
-						rememberMs(settings, verdict.signature.sentAtMs, now),
+						rememberMs(settings, verdict.signature.sentAtMs, now, byEvent),
 					)
 				) {
 					// Acknowledged so that the service stops resending it; the first copy already started the workflow.
@@ -160,7 +166,6 @@ export class TaskBacklogTrigger implements INodeType {
 			this.getNodeParameter('events', []),
 			this.getNodeParameter('otherEvents', ''),
 		);
-		const eventField = String(options.eventField ?? 'type').trim() || 'type';
 		const events = eventsOf(this.getBodyData(), rawBody).filter((event) => {
 			if (accepted.size === 0) return true;
 			const kind = eventKind(event, eventField);
@@ -169,12 +174,7 @@ export class TaskBacklogTrigger implements INodeType {
 		// Acknowledged with 200 so the service does not resend it, but no execution starts.
 		if (events.length === 0) return { webhookResponse: { ...RECEIVED, ignored: true } };
 
-		const shownHeaders = options.includeHeaders
-			? publicHeaders(this, headers, settings)
-			: undefined;
-		const items: INodeExecutionData[] = events.map((event) => ({
-			json: shownHeaders ? { headers: shownHeaders, body: event } : event,
-		}));
+		const items = outputItems(this, events, headers, settings, Boolean(options.includeHeaders));
 		return { webhookResponse: RECEIVED, workflowData: [items] };
 	}
 }

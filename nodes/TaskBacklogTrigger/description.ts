@@ -140,7 +140,7 @@ export function triggerProperties(): INodeProperties[] {
 			default: 300,
 			displayOptions: { show: { authentication: ['hmacSha256'] } },
 			description:
-				'Requests whose timestamp is further than this from now are rejected, and a request already accepted is not accepted again within it. 0 turns the age check off (repeats are then remembered for 5 minutes).',
+				'Requests whose timestamp is further than this from now are rejected, and an event already accepted is not accepted again within it (see Drop Repeated Deliveries). 0 turns the age check off (repeats are then remembered for 5 minutes).',
 		},
 		legacyHeaders.signatureCoversTimestamp,
 		{
@@ -172,7 +172,8 @@ export function triggerProperties(): INodeProperties[] {
 					type: 'boolean',
 					default: true,
 					description:
-						'Whether a signed request identical to one already accepted within the replay window is acknowledged (200) without starting the workflow again. Applies to HMAC-SHA256 Signature.',
+						'Whether a signed request repeating an event already accepted within the replay window is acknowledged (200) without starting the workflow again, even re-signed or re-serialized. The same event has the same event ID, else the same kind, task uid and task updated_at, else the same signed bytes. Applies to HMAC-SHA256 Signature.',
+					hint: "A repeat is recognised by the top-level field id, event_id or eventId; without one, by the event kind and the task's uid and updated_at (data.task, task or data); without those, by the signed bytes",
 				},
 			],
 		},

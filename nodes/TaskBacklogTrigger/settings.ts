@@ -1,4 +1,4 @@
-import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import type { IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
@@ -9,58 +9,9 @@ import {
 	DEFAULT_TIMESTAMP_HEADER,
 } from '../shared/webhookHeaders';
 
-import type { Headers, VerificationMethod, VerificationSettings } from './verify';
+import type { VerificationMethod, VerificationSettings } from './verify';
 
-/** Headers never copied into the output by "Include Headers", besides the configured secret and signature headers. */
-const PRIVATE_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
-
-/** How long a delivery is remembered when the request carries no usable timestamp window. */
-const DEFAULT_REMEMBER_MS = 300_000;
-
-/**
- * How long an accepted delivery could be accepted again: until its timestamp leaves the replay window when the
- * signature covers the timestamp; otherwise (a fresh timestamp can be put on an old body) for one window.
- */
-export function rememberMs(
-	settings: VerificationSettings,
-	sentAtMs: number | undefined,
-	nowMs: number,
-): number {
-	const windowMs = settings.replayWindowSeconds * 1000;
-	if (windowMs <= 0) return DEFAULT_REMEMBER_MS;
-	if (settings.signatureCoversTimestamp && sentAtMs !== undefined)
-		return Math.max(sentAtMs + windowMs - nowMs, 0) + 1000;
-	return windowMs;
-}
-
-/** The request headers without those that carry the secret, a signature or someone's session. */
-export function publicHeaders(
-	ctx: IWebhookFunctions,
-	headers: Headers,
-	settings: VerificationSettings | undefined,
-): IDataObject {
-	const text = (name: string, fallback: string) => {
-		const value = ctx.getNodeParameter(name, fallback);
-		return typeof value === 'string' ? value : fallback;
-	};
-	const hidden = new Set(
-		[
-			...PRIVATE_HEADERS,
-			DEFAULT_SECRET_HEADER,
-			DEFAULT_SIGNATURE_HEADER,
-			text('headerName', DEFAULT_SECRET_HEADER),
-			text('signatureHeader', DEFAULT_SIGNATURE_HEADER),
-			settings?.secretHeader ?? '',
-			settings?.signatureHeader ?? '',
-		]
-			.map((name) => name.trim().toLowerCase())
-			.filter((name) => name !== ''),
-	);
-	return Object.fromEntries(
-		Object.entries(headers).filter(([name]) => !hidden.has(name.toLowerCase())),
-	) as IDataObject;
-}
-
+/** How requests are verified: from the Task Backlog Webhook credential, or from the node's legacy parameters. */
 export async function verificationSettings(
 	ctx: IWebhookFunctions,
 	method: VerificationMethod,

@@ -3,7 +3,7 @@
  * repeats of an accepted delivery start nothing, and "Include Headers" never outputs a secret.
  * Requests go over real HTTP to the node's webhook() run in n8n's real WebhookContext (see harness.ts).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 
 import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
@@ -78,6 +78,19 @@ async function listen(
 	const receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), ...setup });
 	receivers.push(receiver);
 	return receiver;
+}
+
+/** The trigger from a fresh copy of its module: a new process, with nothing of this one's memory. */
+function freshTrigger(): TaskBacklogTrigger {
+	let Fresh: typeof TaskBacklogTrigger | undefined;
+	jest.isolateModules(() => {
+		Fresh = (
+			jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as {
+				TaskBacklogTrigger: typeof TaskBacklogTrigger;
+			}
+		).TaskBacklogTrigger;
+	});
+	return new Fresh!();
 }
 
 const webhookCredential = (data: ICredentialDataDecryptedObject = {}) => ({
@@ -223,7 +236,7 @@ describe('repeated deliveries', () => {
 		expect(r.executions()).toHaveLength(1);
 	});
 
-	it('different events, and the same event re-signed with a new timestamp, each start their own execution', async () => {
+	it('different events, and an event without id or updated_at re-signed with a new timestamp, each start their own execution', async () => {
 		const r = await listen({ parameters: hmacNode });
 		const raw = JSON.stringify(event());
 		await post(r.url, raw, signed(raw, { timestamp: String(Number(nowSeconds()) - 5) }));
@@ -241,16 +254,8 @@ describe('repeated deliveries', () => {
 		await post(first.url, raw, headers);
 
 		// A fresh copy of the node module: nothing of the first process's memory, only the saved static data.
-		let FreshTrigger: typeof TaskBacklogTrigger | undefined;
-		jest.isolateModules(() => {
-			FreshTrigger = (
-				jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as {
-					TaskBacklogTrigger: typeof TaskBacklogTrigger;
-				}
-			).TaskBacklogTrigger;
-		});
 		const second = await listen({
-			nodeType: new FreshTrigger!(),
+			nodeType: freshTrigger(),
 			parameters: hmacNode,
 			staticData: JSON.parse(JSON.stringify(staticData)) as IDataObject,
 		});
@@ -259,15 +264,7 @@ describe('repeated deliveries', () => {
 		expect(second.executions()).toHaveLength(0);
 
 		// The control: the same fresh process without the static data would have started it.
-		let Control: typeof TaskBacklogTrigger | undefined;
-		jest.isolateModules(() => {
-			Control = (
-				jest.requireActual('../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node') as {
-					TaskBacklogTrigger: typeof TaskBacklogTrigger;
-				}
-			).TaskBacklogTrigger;
-		});
-		const third = await listen({ nodeType: new Control!(), parameters: hmacNode, staticData: {} });
+		const third = await listen({ nodeType: freshTrigger(), parameters: hmacNode, staticData: {} });
 		await post(third.url, raw, headers);
 		expect(third.executions()).toHaveLength(1);
 	});
@@ -310,6 +307,211 @@ describe('repeated deliveries', () => {
 		// The oldest are forgotten first.
 		expect(kept).toContain('key-699');
 		expect(kept).not.toContain('key-0');
+	});
+});
+
+describe('a repeated delivery is recognised by the event it carries', () => {
+	const hmacNode: INodeParameters = {
+		authentication: 'hmacSha256',
+		secret: SECRET,
+		signatureCoversTimestamp: true,
+	};
+	const secondsAgo = (seconds: number) => String(Number(nowSeconds()) - seconds);
+
+	/** An event of a task (a fresh task each call, so that no other test's event is the same), as the service sends. */
+	const taskEvent = (
+		options: { type?: string; uid?: string; updatedAt?: string; extra?: IDataObject } = {},
+	) => ({
+		type: options.type ?? 'task.completed',
+		data: {
+			task: {
+				uid: options.uid ?? randomUUID(),
+				status: 'DONE',
+				fields: { title: `Ticket ${++counter}` },
+				updated_at: options.updatedAt ?? '2024-05-01T10:00:00Z',
+			},
+		},
+		info: {},
+		sentAt: new Date().toISOString(),
+		...options.extra,
+	});
+
+	/** Sends the payload as it is, then `again` (a re-stamped or re-serialised copy); returns both answers. */
+	async function sendTwice(r: WebhookReceiver, raw: string, again: string, coversTimestamp = true) {
+		const first = await post(
+			r.url,
+			raw,
+			signed(raw, { timestamp: secondsAgo(5), coversTimestamp }),
+		);
+		const second = await post(r.url, again, signed(again, { coversTimestamp }));
+		// Both validly signed: a repeat is acknowledged, never turned away.
+		expect([first.status, second.status]).toEqual([200, 200]);
+		return [first, second];
+	}
+
+	it('the same event re-sent with a new timestamp and signature starts one execution', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const payload = taskEvent();
+		const raw = JSON.stringify(payload);
+		const answers = await sendTwice(r, raw, raw);
+		expect(answers).toEqual([
+			{ status: 200, body: { received: true } },
+			{ status: 200, body: { received: true, duplicate: true } },
+		]);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('the same event re-stamped by the sender (a new sentAt in the body, re-signed) starts one execution', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const payload = taskEvent();
+		const later = { ...payload, sentAt: new Date(Date.now() + 60_000).toISOString() };
+		await sendTwice(r, JSON.stringify(payload), JSON.stringify(later));
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('the same event re-serialized (keys reordered, other whitespace) starts one execution', async () => {
+		// Signed over the body alone, so that only the serialisation changes the signature.
+		const r = await listen({ parameters: { authentication: 'hmacSha256', secret: SECRET } });
+		const payload = taskEvent();
+		const task = payload.data.task;
+		const reordered = {
+			sentAt: payload.sentAt,
+			info: {},
+			data: {
+				task: {
+					updated_at: task.updated_at,
+					fields: task.fields,
+					status: task.status,
+					uid: task.uid,
+				},
+			},
+			type: payload.type,
+		};
+		const again = JSON.stringify(reordered, null, 2);
+		expect(again).not.toBe(JSON.stringify(payload));
+		// The signature over the body alone differs too: nothing of the first request's bytes is the same.
+		await sendTwice(r, JSON.stringify(payload), again, false);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('two events of the same task with different updated_at both start executions', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const uid = randomUUID();
+		const first = taskEvent({ uid, updatedAt: '2024-05-01T10:00:00Z' });
+		const second = {
+			...first,
+			data: { task: { ...first.data.task, updated_at: '2024-05-01T10:00:01Z' } },
+		};
+		const answers = await sendTwice(r, JSON.stringify(first), JSON.stringify(second));
+		expect(answers.map((answer) => answer.body)).toEqual([{ received: true }, { received: true }]);
+		expect(r.executions()).toHaveLength(2);
+	});
+
+	it('two kinds of event for the same task version both start executions', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const started = taskEvent({ type: 'task.started' });
+		const assigned = { ...started, type: 'task.assigned' };
+		await sendTwice(r, JSON.stringify(started), JSON.stringify(assigned));
+		expect(r.executions()).toHaveLength(2);
+	});
+
+	it.each(['id', 'event_id', 'eventId'])(
+		'an event carrying its own id (%s) is recognised by it: re-sent with the task re-read, it starts one execution',
+		async (field) => {
+			const r = await listen({ parameters: hmacNode });
+			const id = `evt_${randomUUID()}`;
+			const payload = taskEvent({ extra: { [field]: id } });
+			// The service rebuilt the event from the task's newer state when it re-sent it; the id says it is the same.
+			const resent = {
+				...payload,
+				data: { task: { ...payload.data.task, updated_at: '2024-05-01T10:05:00Z' } },
+			};
+			await sendTwice(r, JSON.stringify(payload), JSON.stringify(resent));
+			expect(r.executions()).toHaveLength(1);
+		},
+	);
+
+	it('two events with different ids both start executions, even for the same task version', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const payload = taskEvent({ extra: { id: `evt_${randomUUID()}` } });
+		const other = { ...payload, id: `evt_${randomUUID()}` };
+		await sendTwice(r, JSON.stringify(payload), JSON.stringify(other));
+		expect(r.executions()).toHaveLength(2);
+	});
+
+	it("an id that is the task's own uid is not taken for the event's id", async () => {
+		const r = await listen({ parameters: hmacNode });
+		const uid = randomUUID();
+		const first = taskEvent({ uid, updatedAt: '2024-05-01T10:00:00Z', extra: { id: uid } });
+		const second = {
+			...first,
+			data: { task: { ...first.data.task, updated_at: '2024-05-01T11:00:00Z' } },
+		};
+		await sendTwice(r, JSON.stringify(first), JSON.stringify(second));
+		expect(r.executions()).toHaveLength(2);
+	});
+
+	it.each([
+		['without id or updated_at', { type: 'task.completed', data: { task: { uid: 'u' } } }],
+		['without a task uid', { type: 'task.completed', data: { task: { updated_at: 't' } } }],
+		['without an event kind', { data: { task: { uid: 'u', updated_at: 't' } } }],
+	])('an event %s is keyed by its bytes', async (_case, shape) => {
+		const r = await listen({ parameters: hmacNode });
+		// Unique bytes per test; the same bytes re-signed with a new timestamp are another delivery.
+		const raw = JSON.stringify({ ...shape, sentAt: `${new Date().toISOString()} #${++counter}` });
+		await sendTwice(r, raw, raw);
+		expect(r.executions()).toHaveLength(2);
+		// The same request (bytes, timestamp and signature) again is still a repeat.
+		const headers = signed(raw, { timestamp: secondsAgo(10) });
+		await post(r.url, raw, headers);
+		const again = await post(r.url, raw, headers);
+		expect(again.body).toEqual({ received: true, duplicate: true });
+		expect(r.executions()).toHaveLength(3);
+	});
+
+	it('a repeat must still be validly signed: a re-sent event with a wrong signature gets 401', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const raw = JSON.stringify(taskEvent());
+		await post(r.url, raw, signed(raw));
+		const forged = await post(r.url, raw, signed(raw, { secret: 'not-the-secret' }));
+		expect(forged.status).toBe(401);
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('a batch of events re-sent in another order starts one execution', async () => {
+		const r = await listen({ parameters: hmacNode });
+		const a = taskEvent();
+		const b = taskEvent({ type: 'task.assigned' });
+		await sendTwice(r, JSON.stringify([a, b]), JSON.stringify([b, a]));
+		expect(r.executions()).toHaveLength(1);
+	});
+
+	it('the event is remembered across processes through static data, as a short hash', async () => {
+		const staticData: IDataObject = {};
+		const payload = taskEvent();
+		const first = await listen({ parameters: hmacNode, staticData });
+		const raw = JSON.stringify(payload);
+		await post(first.url, raw, signed(raw, { timestamp: secondsAgo(5) }));
+		const second = await listen({
+			nodeType: freshTrigger(),
+			parameters: hmacNode,
+			staticData: JSON.parse(JSON.stringify(staticData)) as IDataObject,
+		});
+		const again = await post(second.url, raw, signed(raw));
+		expect(again.body).toEqual({ received: true, duplicate: true });
+		const stored = Object.keys(staticData.acceptedDeliveries as IDataObject);
+		expect(stored.every((key) => /^[0-9a-f]{32}$/.test(key))).toBe(true);
+		expect(JSON.stringify(staticData)).not.toContain(payload.data.task.uid);
+	});
+
+	it('the parameters say what a repeat is recognised by', () => {
+		const options = new TaskBacklogTrigger().description.properties.find(
+			(property) => property.name === 'options',
+		)!.options as Array<{ name: string; description?: string; hint?: string }>;
+		const dropRepeats = options.find((option) => option.name === 'dropRepeats')!;
+		const said = `${dropRepeats.description} ${dropRepeats.hint}`;
+		for (const key of [/\bid\b/, /event_id/, /eventId/, /updated_at/, /signed bytes/])
+			expect(said).toMatch(key);
 	});
 });
 

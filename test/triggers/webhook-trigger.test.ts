@@ -86,6 +86,17 @@ describe('Task Backlog Trigger (webhook)', () => {
 	const listen = async (parameters: INodeParameters) =>
 		(receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), parameters }));
 
+	/** A request to the simulator's API, which must succeed. */
+	const api = async (method: string, path: string, body: unknown) => {
+		const response = await fetch(`${sim!.url}${path}`, {
+			method,
+			headers: { authorization: 'Bearer test-token', 'content-type': 'application/json' },
+			body: JSON.stringify(body),
+		});
+		expect(response.status).toBe(200);
+		return (await response.json()) as { uid: string };
+	};
+
 	it('a valid signed event starts an execution with the payload', async () => {
 		const r = await listen(hmacParameters);
 		const payload = event('task.completed');
@@ -304,15 +315,6 @@ describe('Task Backlog Trigger (webhook)', () => {
 	it('closing a task in the simulator delivers a signed event the trigger accepts', async () => {
 		const r = await listen({ ...hmacParameters, events: ['task.completed'] });
 		sim = await startSimulator({ webhooks: [{ url: r.url, secret: SECRET, signTimestamp: true }] });
-		const api = async (method: string, path: string, body: unknown) => {
-			const response = await fetch(`${sim!.url}${path}`, {
-				method,
-				headers: { authorization: 'Bearer test-token', 'content-type': 'application/json' },
-				body: JSON.stringify(body),
-			});
-			expect(response.status).toBe(200);
-			return (await response.json()) as { uid: string };
-		};
 
 		const task = await api('POST', '/tasks', { fields: { title: 'Close me', ticket_id: 'T-1' } });
 		await api('PATCH', `/tasks/${task.uid}`, { status: 'DONE' });
@@ -329,6 +331,29 @@ describe('Task Backlog Trigger (webhook)', () => {
 			type: 'task.completed',
 			data: { task: { uid: task.uid, status: 'DONE' } },
 		});
+	});
+
+	it("the service's event re-sent later (a new sentAt and timestamp, re-signed) starts one execution; the task's next change starts another", async () => {
+		const r = await listen({ ...hmacParameters, events: ['task.completed', 'task.updated'] });
+		sim = await startSimulator({ webhooks: [{ url: r.url, secret: SECRET, signTimestamp: true }] });
+		const task = await api('POST', '/tasks', { fields: { title: 'Resend me' } });
+		await api('PATCH', `/tasks/${task.uid}`, { status: 'DONE' });
+		await sim.flushDeliveries();
+		expect(r.executions()).toHaveLength(1);
+
+		// The simulator's own payload, re-stamped as a service resending it would: what the trigger must recognise.
+		const delivered = sim.deliveries.find(
+			(delivery) => (delivery.event as { type: string }).type === 'task.completed',
+		)!.event as { sentAt: string };
+		const resent = { ...delivered, sentAt: new Date(Date.now() + 30_000).toISOString() };
+		const again = await postSigned(r.url, resent, { timestamp: String(Number(nowSeconds()) + 1) });
+		expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
+		expect(r.executions()).toHaveLength(1);
+
+		await api('PATCH', `/tasks/${task.uid}`, { fields: { title: 'Resend me, changed' } });
+		await sim.flushDeliveries();
+		expect((sim.deliveries.at(-1)?.event as { type: string }).type).toBe('task.updated');
+		expect(r.executions()).toHaveLength(2);
 	});
 
 	it('the simulator signing the body alone is accepted by a trigger set to that scheme, and rejected with the wrong secret', async () => {

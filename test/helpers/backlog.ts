@@ -4,9 +4,22 @@ import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import type { Readings, Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
 import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';
+
+/** The uid the node derives from a ticket id (External ID, default namespace). */
+export const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
+
+/** Create or Update by External ID, of items `{id, title}`: the spec's event-driven usage. */
+export const upsertByTicket = {
+	resource: 'task',
+	operation: 'upsert',
+	identifyBy: 'externalId',
+	externalId: '={{ $json.id }}',
+	title: '={{ $json.title }}',
+};
 
 export interface BacklogRun {
 	items: INodeExecutionData[];
@@ -33,6 +46,8 @@ export async function runBacklog(
 		runIndex?: number;
 		/** Cancel the execution this long after it started. */
 		cancelAfterMs?: number;
+		/** Cancel the execution when this settles. */
+		cancelWhen?: Promise<unknown>;
 	} = {},
 ): Promise<BacklogRun> {
 	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
@@ -56,6 +71,7 @@ export async function runBacklog(
 		executeOnce: options.executeOnce,
 		runIndex: options.runIndex,
 		cancelAfterMs: options.cancelAfterMs,
+		cancelWhen: options.cancelWhen,
 	});
 	const items = result.output[0] ?? [];
 	return { items, json: items.map((item) => item.json), error: result.error };

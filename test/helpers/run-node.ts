@@ -95,6 +95,8 @@ export interface RunNodeOptions {
 	executeOnce?: boolean;
 	/** Cancels the execution this long after it started, as n8n's Stop button or a timeout does. */
 	cancelAfterMs?: number;
+	/** Cancels the execution when this settles (e.g. once a request of its is seen on the server). */
+	cancelWhen?: Promise<unknown>;
 	/**
 	 * Runs of the node before this one in the same execution (Loop Over Items runs a node once per batch): the node
 	 * then runs with `$runIndex` = runIndex, and the result read is that run's.
@@ -352,9 +354,10 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	const running = workflowExecute.processRunExecutionData(workflow);
 	if (options.cancelAfterMs !== undefined)
 		setTimeout(() => running.cancel(), options.cancelAfterMs);
+	if (options.cancelWhen) void options.cancelWhen.then(() => running.cancel());
+	const cancellable = options.cancelAfterMs !== undefined || options.cancelWhen !== undefined;
 	// A cancelled run does not settle; n8n reports it through its workflowExecuteAfter hook instead.
-	const run =
-		options.cancelAfterMs === undefined ? await running : await Promise.race([running, done]);
+	const run = cancellable ? await Promise.race([running, done]) : await running;
 	await done;
 
 	const taskData = run.data.resultData.runData[nodeName]?.[runIndex];

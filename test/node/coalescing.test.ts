@@ -2,23 +2,15 @@
 // and writes share requests (nodes/shared/tasks/coalesce.ts), and each execution still gets exactly its own results.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
-import { runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
+import { runBacklog, sent, TOKEN, useSimulator, uidOf, upsertByTicket } from '../helpers/backlog';
 
 let sim: Simulator;
 useSimulator((started) => (sim = started));
 
 const OTHER_TOKEN = 'test-token-other-7a21';
 const PACED_TOKEN = 'test-token-paced-3c9d';
-const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
-const upsert = {
-	resource: 'task',
-	operation: 'upsert',
-	identifyBy: 'externalId',
-	externalId: '={{ $json.id }}',
-	title: '={{ $json.title }}',
-};
+const upsert = upsertByTicket;
 const ticket = (i: number) => ({ id: `E-${i}`, title: `Event ${i}` });
 
 /** Every request takes 100 ms, as over a real network: what arrives meanwhile waits for the next one. */

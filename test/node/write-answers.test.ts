@@ -2,24 +2,23 @@
 // reads that find nothing, 422s about one item, and a listing that is minutes old. Each case runs on both profiles.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { json, startServer } from '../helpers/servers';
-import { runBacklog, sent, useSimulator, writesSent } from '../helpers/backlog';
+import {
+	runBacklog,
+	sent,
+	useSimulator,
+	writesSent,
+	uidOf,
+	upsertByTicket,
+} from '../helpers/backlog';
 
 let sim: Simulator;
 useSimulator((started) => (sim = started));
 
-const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
 const tickets = (n: number) =>
 	Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
-const upsert = {
-	resource: 'task',
-	operation: 'upsert',
-	identifyBy: 'externalId',
-	externalId: '={{ $json.id }}',
-	title: '={{ $json.title }}',
-};
+const upsert = upsertByTicket;
 const onQuery = (req: { method: string; path: string }) =>
 	req.method === 'POST' && req.path === '/tasks/query';
 const emptyPage = { items: [], meta: {} };

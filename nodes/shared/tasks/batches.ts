@@ -189,71 +189,155 @@ function isStatus(error: unknown, status: number): boolean {
 	return error instanceof NodeApiError && error.httpCode === String(status);
 }
 
-/** The parts of a batch the service refused (422) sent again: every part gets its answer, whatever the others got. */
-async function resend(
-	client: BacklogClient,
-	writes: Planned[],
-	batchSize: number,
-): Promise<WriteResult[]> {
-	return await writeAll(
-		client,
-		writes.map((write) => ({ ...write, owner: undefined })),
-		batchSize,
-	);
+/**
+ * Statuses that may be about one item of a batch rather than the whole request (a value the server refuses, a
+ * reference it cannot find, a conflict). Sent for several executions, such a batch is split until only the items that
+ * cause it fail: no execution gets another's failure, nor the server's text about another's values.
+ */
+const ITEM_STATUSES = new Set(['400', '403', '404', '409']);
+
+/** How many runs (WriteOwner) these writes belong to; writes without an owner count as one. */
+const ownersOf = (writes: Planned[]) => new Set(writes.map((write) => write.owner)).size;
+
+/** One request's outcome: an answer for every write, or the error of the request as a whole. */
+type Attempt = { results: WriteResult[] } | { error: unknown };
+
+/** What a batch's writes got, and the batch size learnt on the way (see sizeDown). */
+interface BatchOutcome {
+	results: WriteResult[];
+	/** Set when the batch was refused for its length and every write then went in batches of at most this size. */
+	acceptedSize?: number;
 }
 
-/**
- * Sends one batch. A batch is written whole or not at all, so when the service rejects it (422) the items it
- * names are failed and the others are sent again; when it names none, the batch is halved until each item
- * gets its own answer. A batch refused for its length is answered with the size to retry with. Any other
- * failure fails every item of the batch: none is reported as done.
- */
-async function writeBatch(
-	client: BacklogClient,
-	writes: Planned[],
-): Promise<WriteResult[] | { retryWith: number }> {
-	if (writes.length === 1) {
-		try {
-			return [{ task: await sendOne(client, writes[0]) }];
-		} catch (error) {
-			return [{ error: error as Error }];
-		}
-	}
-	const items = writes.map((write) => ({ ...sentBody(write), uid: write.uid }));
+/** Sends the writes as one request (/tasks/batch, or /tasks/{uid} for one); the error is the request's, as it came. */
+async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attempt> {
 	try {
+		if (writes.length === 1) return { results: [{ task: await sendOne(client, writes[0]) }] };
 		const response = await client.request<{ items?: IDataObject[] }>({
 			method: writes[0].method,
 			path: '/tasks/batch',
-			body: { items },
+			body: { items: writes.map((write) => ({ ...sentBody(write), uid: write.uid })) },
 			itemIndex: writes[0].itemIndex,
 		});
 		const returned = Array.isArray(response?.items) ? response.items : [];
 		const byUid = new Map(returned.map((task) => [String(task.uid).toLowerCase(), task]));
 		// By uid only: a task at the same position may be another one, and its values would be taken for this item's.
-		return writes.map((write) => {
-			const task = byUid.get(write.uid);
-			return task ? { task } : { error: notInAnswer(client, write) };
-		});
+		return {
+			results: writes.map((write) => {
+				const task = byUid.get(write.uid);
+				return task ? { task } : { error: notInAnswer(client, write) };
+			}),
+		};
 	} catch (error) {
-		const retryWith = tooLarge(error, writes.length);
-		if (retryWith !== undefined) return { retryWith };
-		if (!isStatus(error, 422)) return writes.map(() => ({ error: error as Error }));
-		const failing = failingItems(error as Error, writes.length);
-		if (failing.size === 0) {
-			const half = Math.ceil(writes.length / 2);
-			return [
-				...(await resend(client, writes.slice(0, half), half)),
-				...(await resend(client, writes.slice(half), half)),
-			];
-		}
-		const rest = writes.filter((_, index) => !failing.has(index));
-		const restResults = rest.length > 0 ? await resend(client, rest, rest.length) : [];
-		let next = 0;
-		return writes.map((write, index) => {
+		return { error };
+	}
+}
+
+/** The same failure: status and message alike (the message names no item when it is the same for disjoint parts). */
+function sameFailure(first: unknown, second: unknown): boolean {
+	return (
+		first instanceof NodeApiError &&
+		second instanceof NodeApiError &&
+		first.httpCode === second.httpCode &&
+		first.message === second.message
+	);
+}
+
+/**
+ * Sends one batch. A batch is written whole or not at all, so when the service refuses it the batch is taken apart
+ * until each write gets its own answer: a 422 fails the items it names and sends the others again (or is halved when it
+ * names none); a refusal of the batch's length sends it again in smaller batches (sizeDown); a 400, 403, 404 or 409 on
+ * the writes of several runs is halved until it falls on one run's writes (isolate). Any other failure fails every
+ * write of the batch: none is reported as done.
+ */
+async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
+	const first = await attempt(client, writes);
+	if ('results' in first) return first;
+	return await settle(client, writes, first.error);
+}
+
+/** The answers of writes whose request failed with `error` (see writeBatch). */
+async function settle(
+	client: BacklogClient,
+	writes: Planned[],
+	error: unknown,
+): Promise<BatchOutcome> {
+	const fail = (reason: unknown) => ({ results: writes.map(() => ({ error: reason as Error })) });
+	if (writes.length === 1) return fail(error);
+	const smaller = tooLarge(error, writes.length);
+	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
+	if (isStatus(error, 422)) return await splitInvalid(client, writes, error as NodeApiError);
+	if (ITEM_STATUSES.has(String((error as NodeApiError)?.httpCode)) && ownersOf(writes) > 1)
+		return await isolate(client, writes);
+	return fail(error);
+}
+
+/** Writes in halves: each half gets its own answer, whatever the other got. */
+async function inHalves(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
+	const half = Math.ceil(writes.length / 2);
+	const outcomes = [
+		await writeBatch(client, writes.slice(0, half)),
+		await writeBatch(client, writes.slice(half)),
+	];
+	return { results: outcomes.flatMap((outcome) => outcome.results) };
+}
+
+/**
+ * The writes of several runs refused with a status that may be about one of them: sent again in halves, each half
+ * settled on its own, so that one bad write costs a few requests, not one per run. When both halves are refused alike
+ * the refusal is about the request (a token that may not write, say), not a write: every write gets it, and nothing
+ * is split further.
+ */
+async function isolate(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
+	const half = Math.ceil(writes.length / 2);
+	const parts = [writes.slice(0, half), writes.slice(half)];
+	const tries = [await attempt(client, parts[0]), await attempt(client, parts[1])];
+	if ('error' in tries[0] && 'error' in tries[1] && sameFailure(tries[0].error, tries[1].error)) {
+		const { error } = tries[0];
+		return { results: writes.map(() => ({ error: error as Error })) };
+	}
+	const outcomes: BatchOutcome[] = [];
+	for (const [index, tried] of tries.entries())
+		outcomes.push('results' in tried ? tried : await settle(client, parts[index], tried.error));
+	return { results: outcomes.flatMap((outcome) => outcome.results) };
+}
+
+/**
+ * A batch refused for its length, sent again in batches of `size`. The size is learnt (acceptedSize) only when every
+ * write then went through: a 413 that persists down to one write is about that write (too large a value), which
+ * fails alone, and says nothing of the batch size.
+ */
+async function sizeDown(
+	client: BacklogClient,
+	writes: Planned[],
+	size: number,
+): Promise<BatchOutcome> {
+	const outcomes: BatchOutcome[] = [];
+	for (let start = 0; start < writes.length; start += size)
+		outcomes.push(await writeBatch(client, writes.slice(start, start + size)));
+	const results = outcomes.flatMap((outcome) => outcome.results);
+	if (results.some((result) => 'error' in result)) return { results };
+	const learnt = outcomes.map((outcome) => outcome.acceptedSize ?? size);
+	return { results, acceptedSize: Math.min(...learnt) };
+}
+
+/** A 422: the items it names fail with its reason, the others are sent again; naming none, the batch is halved. */
+async function splitInvalid(
+	client: BacklogClient,
+	writes: Planned[],
+	error: NodeApiError,
+): Promise<BatchOutcome> {
+	const failing = failingItems(error, writes.length);
+	if (failing.size === 0) return await inHalves(client, writes);
+	const rest = writes.filter((_, index) => !failing.has(index));
+	const restResults = rest.length > 0 ? (await writeBatch(client, rest)).results : [];
+	let next = 0;
+	return {
+		results: writes.map((write, index) => {
 			const reason = failing.get(index);
 			if (reason === undefined) return restResults[next++];
 			const itemError = new NodeApiError(
-				(error as NodeApiError).node,
+				error.node,
 				{ status: 422, message: reason },
 				{
 					message: `The service rejected task ${write.uid} (422 Unprocessable Entity): ${reason}`,
@@ -263,8 +347,8 @@ async function writeBatch(
 				},
 			);
 			return { error: itemError };
-		});
-	}
+		}),
+	};
 }
 
 /** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along (Planned.reread). */
@@ -279,6 +363,10 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
  * accepted, learned for the rest of the run), each write answered in order. A write whose owner stops on error and
  * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
+ *
+ * The writes may be several runs' (a shared turn, coalesce.ts), sent with one run's client. When n8n cancels that run
+ * its requests are aborted: the other runs' writes of a request that failed so go again with a live run's client
+ * (PUT and PATCH with the same values are idempotent, so a write that landed before the abort is not doubled).
  */
 export async function writeAll(
 	client: BacklogClient,
@@ -286,64 +374,89 @@ export async function writeAll(
 	batchSize: number,
 ): Promise<WriteResult[]> {
 	const results: WriteResult[] = new Array(writes.length);
-	let position = 0;
+	let pending = writes.map((_, index) => index);
 	let sender = client;
-	while (position < writes.length) {
-		sender = liveSender(sender, writes.slice(position));
+	while (pending.length > 0) {
+		sender = liveSender(
+			sender,
+			pending.map((at) => writes[at]),
+		);
 		const size = Math.max(
 			1,
 			Math.min(Math.floor(batchSize), acceptedBatchSize.get(sender) ?? Infinity),
 		);
-		const slice = writes
-			.slice(position, position + size)
-			.map((write, offset) => ({ write, at: position + offset }));
-		const sending = slice.filter(({ write, at }) => {
-			const { owner } = write;
+		const slice = pending.slice(0, size);
+		pending = pending.slice(size);
+		const sending = slice.filter((at) => {
+			const { owner } = writes[at];
 			if (owner?.client && isCancelled(owner.client))
 				results[at] = { error: cancelled(owner.client) };
 			else if (owner?.stopOnError && owner.failed) results[at] = { error: notSent() };
 			else return true;
 			return false;
 		});
-		let batch = sending.map(({ write }) => write);
-		if (batch.some((write) => write.reread)) {
-			try {
-				batch = await reread(sender, batch);
-			} catch (error) {
-				// Not read, not written: the batch's items fail with the read's error.
-				batch = [];
-				for (const { write, at } of sending) {
-					results[at] = { error: error as Error };
-					if (write.owner) write.owner.failed = true;
-				}
-			}
-		}
-		// Create or Update of a task that already holds the values, as last read or written: nothing to send.
-		const held = batch.map(
-			(write) =>
-				write.unlessHeld === true &&
-				write.current !== undefined &&
-				hasValues(write.current, write.body),
+		const { answers, again } = await sendBatch(
+			sender,
+			sending.map((at) => writes[at]),
 		);
-		const toSend = batch.filter((_, index) => !held[index]);
-		const outcome = toSend.length > 0 ? await writeBatch(sender, toSend) : [];
-		if ('retryWith' in outcome) {
-			acceptedBatchSize.set(sender, outcome.retryWith);
-			continue;
-		}
 		const written: string[] = [];
-		let next = 0;
-		for (const [index, write] of batch.entries()) {
-			const { at } = sending[index];
-			const result = held[index] ? { task: write.current! } : outcome[next++];
+		const goAgain: number[] = [];
+		for (const [index, at] of sending.entries()) {
+			if (again[index]) {
+				goAgain.push(at);
+				continue;
+			}
+			const result = answers[index];
 			results[at] = result;
-			if ('error' in result && write.owner) write.owner.failed = true;
-			else if ('task' in result) written.push(write.uid);
+			const { owner } = writes[at];
+			if ('error' in result && owner) owner.failed = true;
+			else if ('task' in result) written.push(writes[at].uid);
 		}
 		await sawTasks(sender, written);
-		position += slice.length;
+		pending = [...goAgain, ...pending];
 	}
 	return results;
+}
+
+/**
+ * One batch of writes, its tasks read again first where asked (Planned.reread), and those that already hold their
+ * values answered without a request (Planned.unlessHeld). `again` marks the writes of other live runs whose request
+ * failed because n8n cancelled the sender's run: they are to be sent again with another client.
+ */
+async function sendBatch(
+	sender: BacklogClient,
+	writes: Planned[],
+): Promise<{ answers: WriteResult[]; again: boolean[] }> {
+	const goesAgain = (write: Planned, result: WriteResult) =>
+		'error' in result &&
+		isCancelled(sender) &&
+		write.owner?.client !== undefined &&
+		!isCancelled(write.owner.client);
+	let batch = writes;
+	if (batch.some((write) => write.reread)) {
+		try {
+			batch = await reread(sender, batch);
+		} catch (error) {
+			// Not read, not written: the batch's items fail with the read's error.
+			const answers = writes.map(() => ({ error: error as Error }));
+			return { answers, again: writes.map((write, index) => goesAgain(write, answers[index])) };
+		}
+	}
+	// Create or Update of a task that already holds the values, as last read or written: nothing to send.
+	const held = batch.map(
+		(write) =>
+			write.unlessHeld === true &&
+			write.current !== undefined &&
+			hasValues(write.current, write.body),
+	);
+	const toSend = batch.filter((_, index) => !held[index]);
+	const outcome = toSend.length > 0 ? await writeBatch(sender, toSend) : { results: [] };
+	if (outcome.acceptedSize !== undefined) acceptedBatchSize.set(sender, outcome.acceptedSize);
+	let next = 0;
+	const answers = batch.map((write, index) =>
+		held[index] ? { task: write.current! } : outcome.results[next++],
+	);
+	return { answers, again: batch.map((write, index) => goesAgain(write, answers[index])) };
 }
 
 /**

@@ -208,6 +208,23 @@ export class Lane<E, R> {
 		waiting.reject(error);
 	}
 
+	/**
+	 * The entries of a turn whose request failed because n8n cancelled the execution that sent it (its requests are
+	 * aborted with it): not this execution's failure, so they wait again, at the front, and go with the next turn, sent
+	 * by a live execution. Reads and writes are idempotent, so one that reached the server before the abort is not
+	 * doubled.
+	 */
+	private putBack(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
+		if (parts.length === 0) return;
+		for (const { waiting, count } of parts) {
+			waiting.taken -= count;
+			this.waitingEntries += count;
+			this.waiting.splice(this.waiting.indexOf(waiting), 1);
+		}
+		this.waiting.unshift(...parts.map(({ waiting }) => waiting));
+		this.firstArrivalAt = Math.min(this.firstArrivalAt, Date.now());
+	}
+
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
 		this.lastOwner = sender;
@@ -227,8 +244,11 @@ export class Lane<E, R> {
 		try {
 			results = await this.send(sender, entries);
 		} catch (error) {
+			const back = parts.filter(({ waiting }) => waiting.owner !== sender && isCancelled(sender));
 			for (const { waiting } of parts)
-				this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+				if (waiting.owner === sender || !isCancelled(sender))
+					this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+			this.putBack(back);
 			return;
 		} finally {
 			this.sendingEntries = 0;

@@ -95,5 +95,5 @@ describe('Bulk reads by uid on a server without query cursors: paged by uid unti
 		}
 		expect(sim.tasks.size).toBe(tokens.length);
 		expect(callersKnown()).toBe(MAX_CALLERS_KNOWN);
-	});
+	}, 30_000);
 });

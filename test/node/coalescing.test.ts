@@ -1,5 +1,5 @@
 // One ticket per execution, many executions at once in one n8n process (the spec's event-driven usage): their reads
-// and writes share requests (nodes/shared/tasks/coalesce.ts), and each execution still gets exactly its own results.
+// and writes share requests (nodes/shared/sharing/coalesce.ts), and each execution still gets exactly its own results.
 import type { IDataObject } from 'n8n-workflow';
 
 import type { Simulator } from '../../tools/simulator/simulator';
@@ -62,6 +62,22 @@ describe('Executions at once, one ticket each, share their requests', () => {
 		expect(eventAt).toBeLessThan(writes.length - 1);
 		expect(sim.tasks.size).toBe(301);
 	}, 30_000);
+
+	it('with Share Requests Across Executions off, executions at once send only their own requests: a GET and a PUT each', async () => {
+		slowServer();
+		const own = { ...upsert, requestOptions: { shareRequests: false } };
+		const runs = await Promise.all(
+			Array.from({ length: 5 }, (_, i) => runBacklog(sim, own, { items: [ticket(i)] })),
+		);
+		for (const run of runs) expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(5);
+		const requests = sim.requests.map((request) => `${request.method} ${request.path}`).sort();
+		const expected = Array.from({ length: 5 }, (_, i) => [
+			`GET /tasks/${uidOf(`E-${i}`)}`,
+			`PUT /tasks/${uidOf(`E-${i}`)}`,
+		]).flat();
+		expect(requests).toEqual(expected.sort());
+	});
 
 	it('a lone execution is not held back: one ticket costs a GET and a PUT', async () => {
 		const run = await runBacklog(sim, upsert, { items: [ticket(1)] });

@@ -3,7 +3,7 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import { BacklogClient } from '../../shared/transport/client';
 import { operations as commentOperations } from './comment';
-import { batchSize, retryPolicy } from './shared/requestOptions';
+import { batchSize, retryPolicy, taskGateway } from './shared/requestOptions';
 import { asNodeError } from './shared/parameters';
 import { operations as taskOperations } from './task';
 import type { TaskWrite } from '../../shared/tasks/writeTasks';
@@ -46,6 +46,7 @@ async function writePrepared(
 	const written = await writeTasks(client, writes, {
 		batchSize: batchSize(ctx),
 		stopOnError: !ctx.continueOnFail(),
+		gateway: taskGateway(ctx),
 	});
 	let next = 0;
 	return prepared.map((entry) => {

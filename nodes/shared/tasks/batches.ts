@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
 import { responseBody } from '../transport/errors';
-import { cancelled, isCancelled } from './lane';
+import { cancelled, isCancelled } from '../transport/cancellation';
 import { readTasksByUid, sawTasks } from './readByUid';
 import { hasValues } from './values';
 
@@ -32,7 +32,7 @@ export interface Planned {
 	/**
 	 * For a PATCH of Create or Update: not sent, and answered with the task, when the task already holds the values as
 	 * last read or written. Decided when its batch is sent, not when it was planned, so that a write of the same task by
-	 * an execution that came first (coalesce.ts) is seen: skipped at planning, a write that sets the values back would
+	 * an execution that came first (sharing/coalesce.ts) is seen: skipped at planning, a write that sets the values back would
 	 * be lost behind that one.
 	 */
 	unlessHeld?: boolean;
@@ -42,7 +42,7 @@ export interface Planned {
 	 * `fields`.
 	 */
 	reread?: boolean;
-	/** The run that asked for the write: writes of several runs may share a batch (see coalesce.ts). */
+	/** The run that asked for the write: writes of several runs may share a batch (see sharing/coalesce.ts). */
 	owner?: WriteOwner;
 }
 
@@ -86,7 +86,7 @@ export function acceptedBatchSizeOf(client: BacklogClient): number {
 
 /**
  * Passes what one run learnt of the server's batch size on to others that send to it: the executions sharing requests
- * (coalesce.ts), so that each does not learn it again with a refused batch of its own.
+ * (sharing/coalesce.ts), so that each does not learn it again with a refused batch of its own.
  */
 export function shareAcceptedBatchSize(from: BacklogClient, to: Iterable<BacklogClient>) {
 	const size = acceptedBatchSize.get(from);
@@ -364,7 +364,7 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
  * accepted, learned for the rest of the run), each write answered in order. A write whose owner stops on error and
  * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
  *
- * The writes may be several runs' (a shared turn, coalesce.ts), sent with one run's client. When n8n cancels that run
+ * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with one run's client. When n8n cancels that run
  * its requests are aborted: the other runs' writes of a request that failed so go again with a live run's client
  * (PUT and PATCH with the same values are idempotent, so a write that landed before the abort is not doubled).
  */

@@ -4,7 +4,8 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteOwner, WriteResult } from './batches';
 import { notSent } from './batches';
-import { readTasksShared, sendWritesShared } from './coalesce';
+import type { TaskGateway } from './gateway';
+import { directGateway } from './gateway';
 import { mergeBodies, showsOurValues } from './values';
 
 export type { WriteResult } from './batches';
@@ -24,6 +25,8 @@ export interface TaskWrite {
 }
 
 export interface WriteOptions {
+	/** How the reads and writes are sent: this execution's own requests (the default) or shared (sharing/). */
+	gateway?: TaskGateway;
 	/** Items per request to /tasks/batch; 1 sends each write to /tasks/{uid}. */
 	batchSize: number;
 	/** Send nothing more after a batch failed (the node stops at the first error without Continue On Fail). */
@@ -31,7 +34,7 @@ export interface WriteOptions {
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
 	/**
-	 * When the reads behind `known` were sent (ms): what this process wrote since is newer than them (coalesce.ts), so
+	 * When the reads behind `known` were sent (ms): what this process wrote since is newer than them (sharing/coalesce.ts), so
 	 * a PUT of a task believed absent is not sent over a task another execution created meanwhile.
 	 */
 	knownAt?: number;
@@ -75,6 +78,7 @@ export async function writeTasks(
 	writes: TaskWrite[],
 	options: WriteOptions,
 ): Promise<WriteResult[]> {
+	const gateway = options.gateway ?? directGateway;
 	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
 	writes.forEach((write, position) => {
 		const group = groups.get(write.uid);
@@ -94,7 +98,7 @@ export async function writeTasks(
 	const readAt = options.knownAt ?? Date.now();
 	if (toRead.length > 0) {
 		try {
-			for (const [uid, task] of await readTasksShared(client, toRead)) current.set(uid, task);
+			for (const [uid, task] of await gateway.readTasks(client, toRead)) current.set(uid, task);
 		} catch (error) {
 			// Nothing can be written safely without the read: every write gets its error (Continue On Fail keeps them apart).
 			return writes.map(() => ({ error: error as Error }));
@@ -144,7 +148,7 @@ export async function writeTasks(
 		return answers(groups, outcome);
 	}
 	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError, client };
-	const putResults = await sendWritesShared(
+	const putResults = await gateway.sendWrites(
 		client,
 		puts.map((put) => ({ ...put, owner })),
 	);
@@ -163,7 +167,7 @@ export async function writeTasks(
 	const patchList = [...patches, ...afterPut].map((patch) => ({ ...patch, owner, reread }));
 	const patchResults = failedAlready
 		? patchList.map(() => ({ error: notSent() }))
-		: await sendWritesShared(client, patchList);
+		: await gateway.sendWrites(client, patchList);
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
 	return answers(groups, outcome);
 }

@@ -2,6 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import { spelledNumber } from '../../../shared/numbers';
+import { sharedGateway } from '../../../shared/sharing/coalesce';
+import type { TaskGateway } from '../../../shared/tasks/gateway';
+import { directGateway } from '../../../shared/tasks/gateway';
 import type { RetryPolicy } from '../../../shared/transport/client';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
 
@@ -16,21 +19,21 @@ export const requestOptionsProperty = (batchedOperations: string[]): INodeProper
 	default: {},
 	options: [
 		{
-			displayName: 'Batching',
-			name: 'batching',
-			type: 'boolean',
-			default: true,
-			description:
-				'Whether to send the writes of many input items through /tasks/batch in groups instead of one request per item',
-			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
-		},
-		{
 			displayName: 'Batch Size',
 			name: 'batchSize',
 			type: 'number',
 			typeOptions: { minValue: 1, maxValue: 1000 },
 			default: 100,
 			description: 'How many tasks one batch request carries',
+			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
+		},
+		{
+			displayName: 'Batching',
+			name: 'batching',
+			type: 'boolean',
+			default: true,
+			description:
+				'Whether to send the writes of many input items through /tasks/batch in groups instead of one request per item',
 			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
 		},
 		{
@@ -50,6 +53,15 @@ export const requestOptionsProperty = (batchedOperations: string[]): INodeProper
 			default: 2000,
 			description:
 				'First wait before a retry; it doubles with each attempt, up to 15 seconds. A Retry-After header from the service wins.',
+		},
+		{
+			displayName: 'Share Requests Across Executions',
+			name: 'shareRequests',
+			type: 'boolean',
+			default: true,
+			description:
+				"Whether this node's reads and batch writes may go in one request with those of other executions running at once in this n8n process on the same credential (many one-ticket webhook executions then cost a few requests instead of two each). Each execution still gets only its own results and errors. Turn off to send only this execution's own requests.",
+			displayOptions: { show: { '/resource': ['task'], '/operation': batchedOperations } },
 		},
 	],
 });
@@ -111,4 +123,9 @@ export function retryPolicy(ctx: IExecuteFunctions): RetryPolicy {
 export function batchSize(ctx: IExecuteFunctions): number {
 	const { batching, batchSize: size } = options(ctx);
 	return batching === false ? 1 : Number(size ?? DEFAULT_BATCH_SIZE);
+}
+
+/** How this node's task reads and writes are sent: shared with other executions at once (the default), or its own. */
+export function taskGateway(ctx: IExecuteFunctions): TaskGateway {
+	return options(ctx).shareRequests === false ? directGateway : sharedGateway;
 }

@@ -10,7 +10,7 @@ import { externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
-import { batchSize } from '../shared/requestOptions';
+import { batchSize, taskGateway } from '../shared/requestOptions';
 import type { Source, Step } from '../shared/syncPlan';
 import {
 	closeGuard,
@@ -176,6 +176,7 @@ export async function execute(
 			known,
 			knownAt: listedAt,
 			rereadBeforePatch: true,
+			gateway: taskGateway(this),
 		};
 		const writes: TaskWrite[] = steps
 			.filter((step) => step.action !== 'unchanged' && step.action !== 'duplicate')

@@ -1,13 +1,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
-import type { Method, Planned, WriteResult } from './batches';
-import { acceptedBatchSizeOf, shareAcceptedBatchSize, writeAll } from './batches';
+import type { Method, Planned, WriteResult } from '../tasks/batches';
+import type { TaskGateway } from '../tasks/gateway';
+import { acceptedBatchSizeOf, shareAcceptedBatchSize, writeAll } from '../tasks/batches';
 import { ARRIVING, Lane } from './lane';
-import { readTasksByUid, UIDS_PER_READ } from './readByUid';
+import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 
 /**
- * Group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
+ * The shared gateway (tasks/gateway.ts): group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
  * request is in flight. The spec's usage is event-driven: one ticket per execution, many executions at once. Per
  * caller (base URL, token and the headers that say who calls: BacklogClient.callerKey) and per kind of request (bulk
  * read, PUT, PATCH), one request is under way at a time; what other executions ask for meanwhile waits and goes out
@@ -198,3 +199,9 @@ async function sendInRounds(
 	}
 	return results;
 }
+
+/** The gateway (tasks/gateway.ts) whose requests are shared with the same caller's other executions at once. */
+export const sharedGateway: TaskGateway = {
+	readTasks: readTasksShared,
+	sendWrites: sendWritesShared,
+};

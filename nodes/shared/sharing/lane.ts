@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeOperationError, sleep } from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 
+import { cancelled, isCancelled } from '../transport/cancellation';
 import type { BacklogClient } from '../transport/client';
 
 /**
@@ -266,19 +267,6 @@ export class Lane<E, R> {
 			else this.waiting.push(waiting);
 		}
 	}
-}
-
-/** Whether n8n has cancelled the owner's execution (only an execution has a cancel signal). */
-export function isCancelled(owner: BacklogClient): boolean {
-	const { ctx } = owner;
-	return 'getExecutionCancelSignal' in ctx && ctx.getExecutionCancelSignal()?.aborted === true;
-}
-
-export function cancelled(owner: BacklogClient): Error {
-	return new NodeOperationError(
-		owner.ctx.getNode(),
-		'The execution was cancelled before its requests were sent',
-	);
 }
 
 /**

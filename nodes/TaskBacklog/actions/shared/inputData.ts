@@ -9,8 +9,10 @@ import {
 	invalidParameter,
 	MAX_VALUE_BYTES,
 	requireFieldName,
+	requireText,
 	requireUuid,
 } from './parameters';
+import type { ValueSource } from './parameters';
 
 /**
  * "Input Data": Define Below (every value a parameter, expressions evaluated per item) or Map Automatically (each
@@ -185,19 +187,8 @@ export interface MappedItem {
 const MAPPING_HINT =
 	'Map Automatically reads the keys of each input item as they are: rename or convert the key first (e.g. with an Edit Fields node), add it to Keys to Ignore, or use Define Below.';
 
-/** Text or a finite number, as text; '' for missing (undefined, null, ''). */
-function textOf(ctx: IExecuteFunctions, itemIndex: number, key: string, value: unknown): string {
-	if (value === undefined || value === null) return '';
-	if (typeof value === 'string') return value;
-	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-	throw invalidParameter(
-		ctx,
-		itemIndex,
-		key,
-		`must be text or a number, but the input item holds ${describeKind(value)}`,
-		MAPPING_HINT,
-	);
-}
+/** A key of an input item read by Map Automatically. */
+const INPUT_ITEM: ValueSource = { holds: 'the input item holds', hint: MAPPING_HINT };
 
 /** Strings this short cannot exceed MAX_VALUE_BYTES in UTF-8 (at most 3 bytes per UTF-16 unit): no need to count. */
 const SHORT_STRING = Math.floor(MAX_VALUE_BYTES / 3);
@@ -222,11 +213,11 @@ export function mapItem(
 		if (settings.ignore.has(key)) continue;
 		const value = json[key];
 		if (key === settings.externalIdKey) {
-			externalId = textOf(ctx, itemIndex, key, value).trim();
+			externalId = requireText(ctx, itemIndex, key, value, INPUT_ITEM).trim();
 		} else if (key === 'title') {
-			title = textOf(ctx, itemIndex, key, value).trim();
+			title = requireText(ctx, itemIndex, key, value, INPUT_ITEM).trim();
 		} else if (key === 'url') {
-			url = textOf(ctx, itemIndex, key, value);
+			url = requireText(ctx, itemIndex, key, value, INPUT_ITEM);
 		} else if (key === 'uid') {
 			if (value !== undefined && value !== null && value !== '')
 				uid = requireUuid(ctx, itemIndex, 'uid', value);

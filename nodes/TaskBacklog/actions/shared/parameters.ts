@@ -29,16 +29,29 @@ export function describeKind(value: unknown): string {
 	return `a ${typeof value}`;
 }
 
+/** Where a value was read, in the words of an error about it: what held it, and how to put it right. */
+export interface ValueSource {
+	holds: string;
+	hint: string;
+}
+
+/** A node parameter, typed or an expression. */
+export const PARAMETER_VALUE: ValueSource = {
+	holds: 'the value (or its expression) is',
+	hint: 'Map a single field, e.g. {{ $json.ticket.id }} rather than {{ $json.ticket }}, or convert the value with .toString() if that text is really meant.',
+};
+
 /**
- * A text parameter as text. Only strings and finite numbers are accepted: an expression that returns an object,
- * an array, a boolean, NaN or Infinity would otherwise become "[object Object]", "a,b", "true" or "NaN", the same
- * for every item. Empty (undefined, null, '') is returned as ''; the caller decides whether that is allowed.
+ * A text value as text. Only strings and finite numbers are accepted: an expression or input item that gives an
+ * object, an array, a boolean, NaN or Infinity would otherwise become "[object Object]", "a,b", "true" or "NaN", the
+ * same for every item. Empty (undefined, null, '') is returned as ''; the caller decides whether that is allowed.
  */
 export function requireText(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	parameter: string,
 	value: unknown,
+	source: ValueSource = PARAMETER_VALUE,
 ): string {
 	if (value === undefined || value === null) return '';
 	if (typeof value === 'string') return value;
@@ -47,8 +60,8 @@ export function requireText(
 		ctx,
 		itemIndex,
 		parameter,
-		`must be text or a number, but the value (or its expression) is ${describeKind(value)}`,
-		'Map a single field, e.g. {{ $json.ticket.id }} rather than {{ $json.ticket }}, or convert the value with .toString() if that text is really meant.',
+		`must be text or a number, but ${source.holds} ${describeKind(value)}`,
+		source.hint,
 	);
 }
 

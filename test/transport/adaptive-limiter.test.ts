@@ -7,6 +7,7 @@
 import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
+import { now as clock } from '../../nodes/shared/clock';
 import {
 	BURST,
 	DECREASE,
@@ -80,7 +81,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		const limiter = new RateLimiter(60, 1000, 60);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
-		const now = Date.now();
+		const now = clock();
 		const window = 1000;
 		const cut = DECREASE * 20;
 		expect(limiter.rateAt(now)).toBeCloseTo(cut, 0);
@@ -92,7 +93,7 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 	it('after a cut to the floor (it had sent too little to learn its share) it doubles every half window instead', async () => {
 		const limiter = new RateLimiter(60, 1000, 60);
 		await send(limiter, 1, 429);
-		const now = Date.now();
+		const now = clock();
 		const window = 1000;
 		expect(limiter.rateAt(now)).toBeCloseTo(60 * MIN_SHARE, 0);
 		expect(limiter.rateAt(now + window / 2)).toBeCloseTo(2 * 60 * MIN_SHARE, 0);
@@ -179,10 +180,10 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		const limiter = new RateLimiter(60, 2000, 60);
 		await send(limiter, 19);
 		await send(limiter, 1, 429);
-		const started = Date.now();
+		const started = clock();
 		limiter.pauseUntil(started + 500, true);
 		(await limiter.acquire())(200);
-		const waited = Date.now() - started;
+		const waited = clock() - started;
 		// not the ~2 s until the 20 requests have left the window
 		expect(waited).toBeGreaterThanOrEqual(490);
 		expect(waited).toBeLessThan(1500);

@@ -20,6 +20,7 @@ import {
 } from './errors';
 import type { RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
+import { now as clock } from '../clock';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
 import { credentialNumber, isSecureEnough, normalizeBaseUrl, redactor } from './credential';
 import {
@@ -265,7 +266,7 @@ export class BacklogClient {
 			if (status === 429) {
 				// The pause holds every request on the token, this one too: the next acquire() waits for it. Reserving at
 				// once (no await before it) keeps this request ahead of those whose reservations the pause took back.
-				limiter.pauseUntil(Date.now() + delay, hinted !== undefined);
+				limiter.pauseUntil(clock() + delay, hinted !== undefined);
 				continue;
 			}
 			await sleep(delay);

@@ -1,5 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
+import { now as clock } from '../clock';
+
 /**
  * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window
  * (or of its current rate, when that is lower). TCP halves; AWS's "adaptive" retry mode keeps 0.7, which loses less
@@ -123,6 +125,7 @@ const countedUntil = (slot: Slot, now: number) =>
  * reserves; callers waiting so are woken together, in the order they came, at each answer. A pause after a 429
  * (pauseUntil) holds every caller, those already waiting for a reserved time too: it takes their reservations back,
  * and they reserve again, in the order they came, behind the pause.
+ * Every time here is on the monotonic clock of clock.ts: a step of the system clock moves none of them.
  */
 export class RateLimiter {
 	private readonly slots: Slot[] = [];
@@ -179,8 +182,11 @@ export class RateLimiter {
 		this.fromFloor = false;
 	}
 
-	/** Requests per window this process allows itself at `now`: the configured limit, or less since a 429. */
-	rateAt(now = Date.now()): number {
+	/**
+	 * Requests per window this process allows itself at `now` (on the clock of clock.ts, as every time here): the
+	 * configured limit, or less since a 429.
+	 */
+	rateAt(now = clock()): number {
 		if (this.lastCutAt === -Infinity) return this.limit;
 		const windows = Math.min(100, Math.max(0, (now - this.lastCutAt) / this.windowMs));
 		// Cut to the floor, the process has learnt nothing of its share (it came late into a window others had filled,
@@ -211,7 +217,7 @@ export class RateLimiter {
 		while (!(await this.sendTime(slot))) slot = await this.reserve();
 		return (status?: number, retryAfterMs?: number) => {
 			if (slot.finished) return;
-			slot.at = Math.max(slot.at, Date.now());
+			slot.at = Math.max(slot.at, clock());
 			slot.finished = true;
 			this.answered();
 			if (status === 429) this.throttled(slot.sentAt, retryAfterMs !== undefined);
@@ -220,13 +226,13 @@ export class RateLimiter {
 
 	/** Reserves a send time, counted from now on (see acquire). */
 	private async reserve(): Promise<Slot> {
-		let now = Date.now();
+		let now = clock();
 		let rate = this.rateAt(now);
 		let freeAt = this.freeAt(now, rate);
 		// The request that frees the slot has not finished: how long the server may still count it is not known yet.
 		while (freeAt instanceof Promise) {
 			await freeAt;
-			now = Date.now();
+			now = clock();
 			rate = this.rateAt(now);
 			freeAt = this.freeAt(now, rate);
 		}
@@ -250,7 +256,7 @@ export class RateLimiter {
 	 */
 	private async sendTime(slot: Slot): Promise<boolean> {
 		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
-		for (let left = slot.at - Date.now(); left > 0 && slot.waiting; left = slot.at - Date.now()) {
+		for (let left = slot.at - clock(); left > 0 && slot.waiting; left = slot.at - clock()) {
 			await Promise.race([
 				sleep(left),
 				(this.reservationsTaken ??= new Promise((resolve) => (this.takeReservations = resolve))),
@@ -258,7 +264,7 @@ export class RateLimiter {
 		}
 		if (!slot.waiting) return false;
 		slot.waiting = false;
-		slot.at = slot.sentAt = Math.max(slot.at, Date.now());
+		slot.at = slot.sentAt = Math.max(slot.at, clock());
 		return true;
 	}
 
@@ -300,7 +306,7 @@ export class RateLimiter {
 	 * come back (pauseUntil), so nothing is held back on a guess, and a Retry-After too long to wait for holds nobody.
 	 */
 	private throttled(sentAt: number, serverSaid: boolean) {
-		const now = Date.now();
+		const now = clock();
 		const inWindow = this.slots.filter((slot) => !slot.waiting && slot.at > now - this.windowMs);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
 			if (serverSaid) return;
@@ -334,7 +340,7 @@ export class RateLimiter {
 	 * reserve again, in the order they came, behind the pause and at the rate the 429 left, so they neither reach the
 	 * server during the pause nor fill the window after it ahead of a request reserved at once after the 429 (the one
 	 * retried). With `serverSaid` (the wait came from its Retry-After), the requests sent so far no longer hold later
-	 * ones back after `until`: the server has said its window is over by then.
+	 * ones back after `until`: the server has said its window is over by then. `until` is on the clock of clock.ts.
 	 */
 	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);

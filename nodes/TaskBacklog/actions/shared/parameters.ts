@@ -156,7 +156,7 @@ export function taskUid(
 }
 
 /** n8n hands a JSON parameter over as text or already parsed. */
-function parseJson(
+export function parseJson(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	parameter: string,

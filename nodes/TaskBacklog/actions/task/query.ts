@@ -10,7 +10,7 @@ import {
 	returnAllAndLimit,
 	simplifyProperty,
 } from '../shared/descriptions';
-import { invalidParameter, jsonObject } from '../shared/parameters';
+import { invalidParameter, jsonObject, parseJson } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';
 import { pick, simplifyTask } from '../shared/simplify';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
@@ -232,17 +232,7 @@ function typedValue(
 		case 'null':
 			return null;
 		case 'json':
-			if (typeof raw !== 'string') return raw;
-			try {
-				return JSON.parse(raw);
-			} catch (error) {
-				throw invalidParameter(
-					ctx,
-					itemIndex,
-					parameter,
-					`is not valid JSON (${(error as Error).message})`,
-				);
-			}
+			return parseJson(ctx, itemIndex, parameter, raw);
 		default:
 			return typeof raw === 'string' ? raw : String(raw ?? '');
 	}

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { parametersReadOnce } from '../../../shared/storedParameters';
 import { changedFields } from '../../../shared/tasks/values';
 import { invalidParameter } from './parameters';
-import { parametersReadOnce } from './readOnce';
 import { taskInputReader } from './taskInput';
 
 /** What Sync Backlog plans: its input read as tickets, a step per ticket and per task to close, and the mass-close guard. */

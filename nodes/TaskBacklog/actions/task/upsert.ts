@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { parametersReadOnce } from '../../../shared/storedParameters';
 import { forOperation } from '../shared/descriptions';
 import { externalIdProperties } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
-import { parametersReadOnce } from '../shared/readOnce';
 import {
 	readTaskProperties,
 	taskContentProperties,

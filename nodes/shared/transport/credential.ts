@@ -1,9 +1,8 @@
 // What the transport takes from the credential: its numbers, checked; its base URL, and whether the token may be sent
 // there; the forms of the token to redact wherever it might surface.
 import type { INode } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
 
-import { spelledNumber } from '../numbers';
+import { numberSetting } from '../numbers';
 
 /**
  * A number of the credential: its default when the field is empty (a credential saved before the field existed),
@@ -18,16 +17,13 @@ export function credentialNumber(
 	min: number,
 	rule: string,
 ): number {
-	if (value === undefined || value === null || value === '') return fallback;
-	const number = spelledNumber(value);
-	if (Number.isFinite(number) && number >= min) return number;
-	throw new NodeOperationError(
-		node,
-		`The Task Backlog API credential's ${field} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
-		{
-			description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).`,
-		},
-	);
+	return numberSetting(node, value, {
+		label: `The Task Backlog API credential's ${field}`,
+		fallback,
+		valid: (number) => Number.isFinite(number) && number >= min,
+		rule,
+		description: `Open the Task Backlog API credential and set ${field} (the service allows 60 requests per 60 seconds).`,
+	});
 }
 
 /**

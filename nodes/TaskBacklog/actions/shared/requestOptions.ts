@@ -1,7 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
 
-import { spelledNumber } from '../../../shared/numbers';
+import { numberSetting } from '../../../shared/numbers';
 import { sharedGateway } from '../../../shared/sharing/coalesce';
 import type { TaskGateway } from '../../../shared/tasks/gateway';
 import { directGateway } from '../../../shared/tasks/gateway';
@@ -71,9 +70,8 @@ function options(ctx: IExecuteFunctions): IDataObject {
 }
 
 /**
- * A number of Request Options (read once, for item 0): its default when not set, otherwise the number it spells if
- * `valid` accepts it, or an error naming the option. An expression giving "five" must not become NaN attempts (which
- * never run out) nor a negative delay (no backoff at all).
+ * A number of Request Options, read once (for item 0): its default when not set, otherwise the number it spells if
+ * `valid` accepts it, or an error naming the option.
  */
 function optionNumber(
 	ctx: IExecuteFunctions,
@@ -83,17 +81,14 @@ function optionNumber(
 	valid: (number: number) => boolean,
 	rule: string,
 ): number {
-	if (value === undefined || value === null || value === '') return fallback;
-	const number = spelledNumber(value);
-	if (valid(number)) return number;
-	throw new NodeOperationError(
-		ctx.getNode(),
-		`Item 0: Request Options › ${name} is ${JSON.stringify(value) ?? String(value)}: it must be ${rule}`,
-		{
-			itemIndex: 0,
-			description: `Set ${name} under Request Options to ${rule} (the expression is read for the first item).`,
-		},
-	);
+	return numberSetting(ctx.getNode(), value, {
+		label: `Item 0: Request Options › ${name}`,
+		fallback,
+		valid,
+		rule,
+		description: `Set ${name} under Request Options to ${rule} (the expression is read for the first item).`,
+		itemIndex: 0,
+	});
 }
 
 export function retryPolicy(ctx: IExecuteFunctions): RetryPolicy {

@@ -22,7 +22,9 @@ export class TaskBacklog implements INodeType {
 		},
 		group: ['transform'],
 		// 2: a condition of Query has Value Type Automatic by default (a number or boolean typed as text matches it as
-		// stored). Workflows saved with version 1 keep String as the default and send the text as typed, as before.
+		// stored), and Update no longer offers Keep Other Custom Fields (the other custom fields are always kept).
+		// Workflows saved with version 1 keep both as before: String as the default (the text sent as typed), and
+		// the option.
 		version: [1, 2],
 		defaultVersion: 2,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',

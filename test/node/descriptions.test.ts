@@ -5,6 +5,7 @@
  * nothing to pick.
  */
 import type { INodeProperties, INodePropertyCollection, INodePropertyOptions } from 'n8n-workflow';
+import { NodeHelpers } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
@@ -65,4 +66,19 @@ it('the Status filter of Get Many and of the Poll Trigger offers To Do, Started 
 		);
 		expect(values).toEqual(['TODO', 'STARTED', 'DONE']);
 	}
+});
+
+it("Update's Keep Other Custom Fields shows in version 1 (saved workflows) and not in version 2, where it changes nothing", () => {
+	const { description } = new TaskBacklog();
+	const keepOther = description.properties.find((property) => property.name === 'mergeFields')!;
+	const shownIn = (typeVersion: number) =>
+		NodeHelpers.displayParameter(
+			{ resource: 'task', operation: 'update' },
+			keepOther,
+			{ typeVersion },
+			description,
+		);
+	expect(keepOther.displayName).toBe('Keep Other Custom Fields');
+	expect(shownIn(1)).toBe(true);
+	expect(shownIn(2)).toBe(false);
 });

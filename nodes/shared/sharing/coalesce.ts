@@ -6,6 +6,7 @@ import type { TaskGateway } from '../tasks/gateway';
 import { acceptedBatchSizeOf, shareAcceptedBatchSize, writeAll } from '../tasks/batches';
 import { ARRIVING, Lane } from './lane';
 import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
+import { now } from '../clock';
 
 /**
  * The shared gateway (tasks/gateway.ts): group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
@@ -148,7 +149,7 @@ export async function sendWritesShared(
 
 function remember(written: Map<string, Written>, uid: string, task: IDataObject) {
 	written.delete(uid);
-	written.set(uid, { task, at: Date.now() });
+	written.set(uid, { task, at: now() });
 	if (written.size > MAX_REMEMBERED) written.delete(written.keys().next().value as string);
 }
 

@@ -3,6 +3,7 @@ import { sleep } from 'n8n-workflow';
 
 import { cancelled, isCancelled } from '../transport/cancellation';
 import type { BacklogClient } from '../transport/client';
+import { now } from '../clock';
 
 /**
  * One lane of the group commit (coalesce.ts): the executions of one process that want the same kind of request of the
@@ -114,8 +115,8 @@ export class Lane<E, R> {
 			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
 		);
 		this.waitingEntries += entries.length;
-		this.lastArrivalGap = Date.now() - this.lastArrivalAt;
-		this.lastArrivalAt = Date.now();
+		this.lastArrivalGap = now() - this.lastArrivalAt;
+		this.lastArrivalAt = now();
 		this.firstArrivalAt = Math.min(this.firstArrivalAt, this.lastArrivalAt);
 		void this.pump();
 		return await done;
@@ -167,27 +168,27 @@ export class Lane<E, R> {
 		const first = this.waiting[0];
 		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return undefined;
 		const spacing = await first.owner.requestSpacingMs();
-		const wait = this.lastSentAt + spacing - Date.now();
+		const wait = this.lastSentAt + spacing - now();
 		if (wait > 0) await sleep(wait);
 		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
 		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
 		const arriving = this.shape.arrivingSpacings * spacing;
-		const inBurst = Date.now() - this.lastBurstAt < BURST_SPACINGS * spacing;
+		const inBurst = now() - this.lastBurstAt < BURST_SPACINGS * spacing;
 		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
 		const moreComing = (missing: number) => {
-			const now = Date.now();
+			const at = now();
 			return (
-				(now < until &&
-					now - this.lastArrivalAt < arriving &&
+				(at < until &&
+					at - this.lastArrivalAt < arriving &&
 					(this.lastArrivalGap < arriving || inBurst)) ||
-				(now < fedUntil && this.fedEnough(missing))
+				(at < fedUntil && this.fedEnough(missing))
 			);
 		};
 		while (this.waitingEntries < full && moreComing(full - this.waitingEntries))
 			await sleep(
 				Math.min(
-					Math.max(until, fedUntil) - Date.now(),
-					Math.max(this.lastArrivalAt + arriving - Date.now(), ARRIVING * spacing),
+					Math.max(until, fedUntil) - now(),
+					Math.max(this.lastArrivalAt + arriving - now(), ARRIVING * spacing),
 				),
 			);
 		const rest = this.waitingEntries % full;
@@ -223,13 +224,13 @@ export class Lane<E, R> {
 			this.waiting.splice(this.waiting.indexOf(waiting), 1);
 		}
 		this.waiting.unshift(...parts.map(({ waiting }) => waiting));
-		this.firstArrivalAt = Math.min(this.firstArrivalAt, Date.now());
+		this.firstArrivalAt = Math.min(this.firstArrivalAt, now());
 	}
 
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
 		this.lastOwner = sender;
-		this.lastSentAt = Date.now();
+		this.lastSentAt = now();
 		const entries = parts.flatMap(({ waiting, count }) =>
 			waiting.entries.slice(waiting.taken, waiting.taken + count),
 		);
@@ -240,7 +241,7 @@ export class Lane<E, R> {
 		this.sendingEntries = entries.length;
 		if (entries.length > 1) this.lastBurstAt = this.lastSentAt;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
-		this.firstArrivalAt = this.waitingEntries > 0 ? Date.now() : Infinity;
+		this.firstArrivalAt = this.waitingEntries > 0 ? now() : Infinity;
 		let results: R[];
 		try {
 			results = await this.send(sender, entries);

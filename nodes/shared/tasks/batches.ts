@@ -6,6 +6,7 @@ import { responseBody } from '../transport/errors';
 import { cancelled, isCancelled } from '../transport/cancellation';
 import { readTasksByUid, sawTasks } from './readByUid';
 import { hasValues } from './values';
+import { now } from '../clock';
 
 /**
  * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
@@ -24,7 +25,7 @@ export interface Planned {
 	body: IDataObject;
 	/** The task as last read, for a PATCH: its custom fields are sent along, so none is lost where PATCH replaces. */
 	current?: IDataObject;
-	/** When the read the plan rests on was sent (ms): a write of the same task by another execution since is newer. */
+	/** When the read the plan rests on was sent (clock.ts now()): a write of the same task by another execution since is newer. */
 	readAt?: number;
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */
@@ -351,9 +352,24 @@ async function splitInvalid(
 	};
 }
 
-/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along (Planned.reread). */
+/**
+ * How old the read a PATCH rests on may be when its batch goes. A PATCH sends the task's custom fields along
+ * (sentBody): read longer ago (it waited for a shared turn, or behind the run's earlier batches), a field someone set
+ * meanwhile would be sent back to its old value, whether the server merges `fields` or replaces it. Such a task is
+ * read again first (one bulk read for the batch).
+ */
+export const STALE_READ_MS = 1000;
+
+/** Whether a write's task is read again just before its batch is sent (Planned.reread, or a stale read). */
+const needsReread = (write: Planned, at: number) =>
+	write.method === 'PATCH' &&
+	write.body.fields !== undefined &&
+	(write.reread === true || (write.readAt !== undefined && at - write.readAt > STALE_READ_MS));
+
+/** Reads again, just before their batch is sent, the tasks whose custom fields a PATCH sends along (needsReread). */
 async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[]> {
-	const uids = batch.filter((write) => write.reread && write.body.fields).map((write) => write.uid);
+	const at = now();
+	const uids = batch.filter((write) => needsReread(write, at)).map((write) => write.uid);
 	if (uids.length === 0) return batch;
 	const fresh = await readTasksByUid(client, uids, batch[0].itemIndex);
 	return batch.map((write) => ({ ...write, current: fresh.get(write.uid) ?? write.current }));
@@ -433,7 +449,8 @@ async function sendBatch(
 		write.owner?.client !== undefined &&
 		!isCancelled(write.owner.client);
 	let batch = writes;
-	if (batch.some((write) => write.reread)) {
+	const at = now();
+	if (batch.some((write) => needsReread(write, at))) {
 		try {
 			batch = await reread(sender, batch);
 		} catch (error) {

@@ -7,6 +7,7 @@ import { notSent } from './batches';
 import type { TaskGateway } from './gateway';
 import { directGateway } from './gateway';
 import { mergeBodies, showsOurValues } from './values';
+import { now } from '../clock';
 
 export type { WriteResult } from './batches';
 export { isNotSent } from './batches';
@@ -34,7 +35,7 @@ export interface WriteOptions {
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
 	/**
-	 * When the reads behind `known` were sent (ms): what this process wrote since is newer than them (sharing/coalesce.ts), so
+	 * When the reads behind `known` were sent (clock.ts now()): what this process wrote since is newer than them (sharing/coalesce.ts), so
 	 * a PUT of a task believed absent is not sent over a task another execution created meanwhile.
 	 */
 	knownAt?: number;
@@ -95,7 +96,7 @@ export async function writeTasks(
 	const known = options.known ?? new Map<string, IDataObject | undefined>();
 	const toRead = needsRead.filter((uid) => !known.has(uid));
 	const current = new Map(known);
-	const readAt = options.knownAt ?? Date.now();
+	const readAt = options.knownAt ?? now();
 	if (toRead.length > 0) {
 		try {
 			for (const [uid, task] of await gateway.readTasks(client, toRead)) current.set(uid, task);
@@ -159,7 +160,7 @@ export async function writeTasks(
 			// Created by someone else between our read and our PUT, and the server kept its values.
 			if (put.ifExisted === 'fail')
 				outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });
-			else afterPut.push({ ...put, method: 'PATCH', current: result.task, readAt: Date.now() });
+			else afterPut.push({ ...put, method: 'PATCH', current: result.task, readAt: now() });
 		} else outcome.set(put.uid, result);
 	});
 	const failedAlready = stopOnError && [...outcome.values()].some((result) => 'error' in result);

@@ -22,6 +22,7 @@ import {
 	stepFor,
 } from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
+import { now } from '../../../shared/clock';
 
 export const wholeInput = true;
 
@@ -138,7 +139,7 @@ export async function execute(
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
 	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
-	const listedAt = Date.now();
+	const listedAt = now();
 	const existing = (
 		await client.list(
 			{ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } },

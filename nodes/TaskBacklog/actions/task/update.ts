@@ -39,6 +39,8 @@ export const description = forOperation('task', 'update', [
 		default: false,
 		description:
 			'Whether to keep the other custom fields. They are now always kept: the node reads the tasks in bulk before writing and sends their other custom fields along, whichever way the server treats fields. This option stays for saved workflows and no longer changes anything.',
+		// Version 1 only: workflows saved with it may hold the option; as it changes nothing, later versions omit it.
+		displayOptions: { show: { '@version': [1] } },
 	},
 ]);
 

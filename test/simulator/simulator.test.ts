@@ -654,6 +654,48 @@ describe('rate limit and faults', () => {
 		).toBe(200);
 		expect(s.tasks.size).toBe(1);
 	});
+
+	test('a body containing refused content is answered 400 naming the item and the value, and nothing is written', async () => {
+		const s = await start({ refuseContent: ['PAYROLL-4711-secret'] });
+		const items = [0, 1, 2].map((i) => ({
+			uid: UID(i + 1),
+			fields: { title: i === 2 ? 'Pay PAYROLL-4711-secret now' : `t${i}` },
+		}));
+		const batch = await call(s, 'PUT', '/tasks/batch', { body: { items } });
+		expect(batch.status).toBe(400);
+		expect(batch.json).toEqual({
+			message: 'items[2].fields.title: forbidden content "PAYROLL-4711-secret"',
+		});
+		const patch = await call(s, 'PATCH', '/tasks/batch', { body: { items } });
+		expect(patch.json.message).toBe(
+			'items[2].fields.title: forbidden content "PAYROLL-4711-secret"',
+		);
+		const single = await call(s, 'PUT', `/tasks/${UID(9)}`, {
+			body: { fields: { title: 'x', note: 'PAYROLL-4711-secret' } },
+		});
+		expect(single.status).toBe(400);
+		expect(single.json).toEqual({
+			message: 'fields.note: forbidden content "PAYROLL-4711-secret"',
+		});
+		expect(s.tasks.size).toBe(0);
+		expect(s.requests.map((r) => r.fault)).toEqual([
+			'refused-content',
+			'refused-content',
+			'refused-content',
+		]);
+		// bodies without it, and reads (a query naming it), are served as usual
+		expect(
+			(await call(s, 'PUT', '/tasks/batch', { body: { items: items.slice(0, 2) } })).status,
+		).toBe(200);
+		const query = await call(s, 'POST', '/tasks/query', {
+			body: { condition: { field: 'title', operator: '==', value: 'PAYROLL-4711-secret' } },
+		});
+		expect(query.status).toBe(200);
+		expect(s.tasks.size).toBe(2);
+		s.configure({ refuseContent: [] });
+		expect((await call(s, 'PUT', '/tasks/batch', { body: { items } })).status).toBe(200);
+		expect(s.tasks.size).toBe(3);
+	});
 });
 
 describe('webhooks', () => {

@@ -1,6 +1,6 @@
 // What stands between an authenticated request and its handler: the fixed-window rate limit per token, the faults
-// scripted with failNext(), and the random faults of `options.faults` (latency, resets, 5xx, 429), all before any
-// side effect.
+// scripted with failNext(), the random faults of `options.faults` (latency, resets, 5xx, 429) and the contents the
+// service refuses (`options.refuseContent`), all before any side effect.
 import type * as http from 'node:http';
 
 import { HttpError } from './helpers';
@@ -116,4 +116,42 @@ export async function applyFaults(
 		if (f.resetAfterEffectRate && store.rng() < f.resetAfterEffectRate) cutAfterEffect = true;
 	}
 	return cutAfterEffect ? 'cutAfterEffect' : 'proceed';
+}
+
+/** Where `text` first occurs in a JSON value, as a path (`items[3].fields.title`; '' for the value itself). */
+function findText(value: unknown, text: string, where = ''): string | undefined {
+	if (typeof value === 'string') return value.includes(text) ? where : undefined;
+	if (Array.isArray(value)) {
+		for (let i = 0; i < value.length; i++) {
+			const found = findText(value[i], text, `${where}[${i}]`);
+			if (found !== undefined) return found;
+		}
+		return undefined;
+	}
+	if (value === null || typeof value !== 'object') return undefined;
+	for (const [key, item] of Object.entries(value)) {
+		const at = where ? `${where}.${key}` : key;
+		if (key.includes(text)) return at;
+		const found = findText(item, text, at);
+		if (found !== undefined) return found;
+	}
+	return undefined;
+}
+
+/**
+ * A task write (POST, PUT or PATCH of /tasks, /tasks/{uid} or /tasks/batch) whose body holds a text of
+ * `options.refuseContent`: a 400 naming where the text is and the text itself, before any side effect.
+ */
+export function refuseContent(store: Store, entry: LoggedRequest, body: unknown): void {
+	const texts = store.opts.refuseContent ?? [];
+	if (!texts.length || !['POST', 'PUT', 'PATCH'].includes(entry.method)) return;
+	if (!/^\/tasks(\/[^/]+)?$/.test(entry.path) || entry.path === '/tasks/query') return;
+	for (const text of texts) {
+		const where = text ? findText(body, text) : undefined;
+		if (where === undefined) continue;
+		entry.fault = 'refused-content';
+		throw new HttpError(400, {
+			message: `${where || 'body'}: forbidden content ${JSON.stringify(text)}`,
+		});
+	}
 }

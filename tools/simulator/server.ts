@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 
 import { API_PREFIX, HttpError, httpError, isUuid, msgIssue, unprocessable } from './helpers';
 import { control } from './control';
-import { applyFaults, rateLimit } from './faults';
+import { applyFaults, rateLimit, refuseContent } from './faults';
 import { readBody, send, sendError, takeToken } from './plumbing';
 import { route } from './routes';
 import type { Store } from './store';
@@ -83,10 +83,11 @@ async function handle(
 		if (store.stopped || res.destroyed) return;
 	}
 	rateLimit(store, token);
-	// 3. scripted and random faults, before any side effect
+	// 3. scripted and random faults, then refused contents, before any side effect
 	const outcome = await applyFaults(store, req, res, entry);
 	if (outcome === 'gone') return;
 	if (bodyError) throw httpError(400, 'Invalid JSON body');
+	refuseContent(store, entry, body);
 	const su = req.headers['service-user'];
 	if (typeof su === 'string' && su !== '' && !isUuid(su))
 		throw unprocessable([msgIssue(['header', 'service-user'], 'uuid')]);

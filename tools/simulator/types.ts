@@ -218,6 +218,14 @@ export interface SimulatorOptions {
 	 */
 	readings?: Partial<Readings>;
 	faults?: FaultOptions;
+	/**
+	 * Texts the service refuses to store: a task write (POST/PUT/PATCH `/tasks`, `/tasks/{uid}`, `/tasks/batch`) whose
+	 * body contains one of them is answered 400 `{"message": "<where>: forbidden content \"<text>\""}` before any
+	 * side effect, `<where>` naming the first string that holds it (`items[3].fields.title` in a batch, `fields.title`
+	 * in a single write), and the request is logged with fault `refused-content`. Checked after the rate limit and the
+	 * faults; empty or absent: nothing refused.
+	 */
+	refuseContent?: string[];
 	webhooks?: WebhookTarget[];
 	persistFile?: string;
 	seed?: number;
@@ -233,7 +241,10 @@ export interface LoggedRequest {
 	at: number;
 	headers: Record<string, string | string[] | undefined>;
 	body?: unknown;
-	/** Injected fault: 'reset', 'error-500' | 'error-502' | 'error-503', 'rate-limit', 'reset-after-effect'. */
+	/**
+	 * Injected fault: 'reset', 'error-500' | 'error-502' | 'error-503', 'rate-limit', 'reset-after-effect', or
+	 * 'refused-content' (a 400 for a text of `refuseContent`).
+	 */
 	fault?: string;
 }
 

@@ -30,7 +30,11 @@ export const sendError = (store: Store, res: http.ServerResponse, e: HttpError):
 	send(res, e.status, body, e.headers);
 };
 
-export const readBody = (req: http.IncomingMessage): Promise<string> =>
+/**
+ * The request body as text. Past `limit` (SimulatorOptions.maxBodyBytes, a server's body limit) the body is read to
+ * its end and answered 413, as a proxy in front of a service does; past MAX_BODY_BYTES the connection is cut.
+ */
+export const readBody = (req: http.IncomingMessage, limit = MAX_BODY_BYTES): Promise<string> =>
 	new Promise((resolve, reject) => {
 		const chunks: Buffer[] = [];
 		let size = 0;
@@ -39,9 +43,13 @@ export const readBody = (req: http.IncomingMessage): Promise<string> =>
 			if (size > MAX_BODY_BYTES) {
 				reject(httpError(413, 'Request body too large'));
 				req.destroy();
-			} else chunks.push(c);
+			} else if (size <= limit) chunks.push(c);
 		});
-		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+		req.on('end', () =>
+			size > limit
+				? reject(httpError(413, 'Request body too large'))
+				: resolve(Buffer.concat(chunks).toString('utf8')),
+		);
 		req.on('error', reject);
 	});
 

@@ -49,7 +49,7 @@ async function handle(
 
 	let raw: string;
 	try {
-		raw = await readBody(req);
+		raw = await readBody(req, store.opts.maxBodyBytes);
 	} catch (e) {
 		if (e instanceof HttpError) throw e;
 		return; // the client went away mid-body

@@ -205,6 +205,8 @@ export interface SimulatorOptions {
 	/** When true, the window limiter's 429 carries `Retry-After` (seconds to the end of the window). Default false. */
 	retryAfterOnLimit?: boolean;
 	maxPageSize?: number;
+	/** The service's body limit in bytes: a larger request body is answered 413 (default: none below 50 MB). */
+	maxBodyBytes?: number;
 	/** Largest batch; default 1000 under the lenient profile, 50 under strict. Overridden by `readings.maxBatchSize`. */
 	maxBatchSize?: number;
 	/**

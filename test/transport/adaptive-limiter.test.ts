@@ -101,13 +101,19 @@ describe('a 429 cuts the rate, multiplicatively, once per window', () => {
 		expect(limiter.rateAt(now + 2 * window)).toBe(60);
 	});
 
-	it('a new configuration (another limit or window) starts again at its own rate', async () => {
+	it('another configuration keeps what a 429 taught: the rate cut to, per unit of time, under the tighter limit', async () => {
 		const limiter = new RateLimiter(60, 60_000, 60);
 		await send(limiter, 1, 429);
 		limiter.configure(60, 60_000);
 		expect(limiter.allowance).toBe(3);
 		limiter.configure(30, 60_000);
-		expect(limiter.allowance).toBe(30);
+		expect(limiter.allowance).toBe(3);
+		// 30 per 30 s is looser: 30 per minute stays in force; 2 per 10 s is tighter, and the cut rate, 3.75 per
+		// minute, is 0.625 per 10 s there (a process sends at least 1 per window)
+		limiter.configure(30, 30_000);
+		expect(limiter.allowance).toBe(3);
+		limiter.configure(2, 10_000);
+		expect(limiter.allowance).toBe(1);
 	});
 
 	it(`after a cut the requests of the window hold the next ones back; then ${BURST} leave as they free, the rest one spacing apart`, async () => {

@@ -82,6 +82,14 @@ interface Slot {
 export const UNDER_WAY_MS = 120_000;
 
 /**
+ * How long a configuration (a credential's Requests per Minute and window) stays in force on its token after an
+ * execution last asked for it (limiterFor, once per execution, when it starts): while in force, a tighter one holds the
+ * executions of the looser ones too, since the server counts them in one window. It lapses so that a raised Requests
+ * per Minute takes effect without a restart, at the next execution that asks after it.
+ */
+export const CONFIGURATION_KEPT_MS = 10 * 60_000;
+
+/**
  * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
  * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped.
  */
@@ -145,6 +153,12 @@ export class RateLimiter {
 
 	private lastCutAt = -Infinity;
 
+	/** The configurations asked for, by limit and window, with when each was last asked for (see configure). */
+	private readonly configurations = new Map<
+		string,
+		{ limit: number; windowMs: number; askedAt: number }
+	>();
+
 	/** Resolves at the next answer of any request: what callers waiting for room wait on. One for all of them. */
 	private nextAnswer: Promise<void> | undefined;
 
@@ -170,16 +184,31 @@ export class RateLimiter {
 		this.configure(limit, windowMs);
 	}
 
+	/**
+	 * A configuration asked for (a credential's limit and window, see limiterFor). The one in force is the tightest
+	 * asked for within CONFIGURATION_KEPT_MS: the lowest rate (on a tie, the smaller limit: the smaller bursts). The
+	 * server counts the token's requests in one window whichever credential sends them, so what its 429s taught
+	 * stays when the configuration in force changes: the rate cut to is carried over, per unit of time, to the new
+	 * window, and grows back from there up to the new limit.
+	 */
 	configure(limit: number, windowMs: number) {
-		const newLimit = Math.max(1, Math.floor(limit));
-		const newWindowMs = Math.max(1, windowMs);
-		if (newLimit === this.limit && newWindowMs === this.windowMs) return;
-		// A new configuration starts over at its own rate: what was learnt applied to the old one.
-		this.limit = newLimit;
-		this.windowMs = newWindowMs;
-		this.cutRate = newLimit;
-		this.lastCutAt = -Infinity;
-		this.fromFloor = false;
+		const asked = { limit: Math.max(1, Math.floor(limit)), windowMs: Math.max(1, windowMs) };
+		const now = clock();
+		this.configurations.set(`${asked.limit}/${asked.windowMs}`, { ...asked, askedAt: now });
+		let tightest = asked;
+		for (const [key, configuration] of this.configurations) {
+			if (now - configuration.askedAt > CONFIGURATION_KEPT_MS) this.configurations.delete(key);
+			else if (
+				configuration.limit * tightest.windowMs < tightest.limit * configuration.windowMs ||
+				(configuration.limit * tightest.windowMs === tightest.limit * configuration.windowMs &&
+					configuration.limit < tightest.limit)
+			)
+				tightest = configuration;
+		}
+		if (tightest.limit === this.limit && tightest.windowMs === this.windowMs) return;
+		this.cutRate = (this.cutRate * tightest.windowMs) / this.windowMs;
+		this.limit = tightest.limit;
+		this.windowMs = tightest.windowMs;
 	}
 
 	/**
@@ -387,7 +416,11 @@ export class RateLimiter {
 
 const limiters = new Map<string, RateLimiter>();
 
-/** One limiter per base URL and token (the key is a hash: the token itself is never kept here). */
+/**
+ * One limiter per base URL and token (the key is a hash: the token itself is never kept here), whatever the limit and
+ * window: the server counts the token's requests in one window, and two limiters on it would send twice the rate.
+ * Credentials that differ only in those share the limiter, at the tightest of them (RateLimiter.configure).
+ */
 export function limiterFor(key: string, limit: number, windowMs: number): RateLimiter {
 	let limiter = limiters.get(key);
 	if (!limiter) {

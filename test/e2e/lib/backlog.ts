@@ -313,3 +313,21 @@ export async function http(
 	}
 	return { status: res.statusCode, text, json, headers: res.headers };
 }
+
+/** Sets up n8n's owner (once per n8n database: its REST API answers nobody before) and answers the session cookie. */
+export async function setUpOwner(baseUrl: string): Promise<string> {
+	const owner = await http('POST', `${baseUrl}/rest/owner/setup`, {
+		body: {
+			email: 'owner@example.com',
+			firstName: 'E2E',
+			lastName: 'Owner',
+			password: 'E2e-owner-passw0rd',
+		},
+	});
+	const cookie = String(([] as string[]).concat(owner.headers['set-cookie'] ?? [])[0] ?? '').split(
+		';',
+	)[0];
+	if (owner.status !== 200 || !cookie.startsWith('n8n-auth='))
+		throw new Error(`n8n owner setup: ${owner.status} ${owner.text}`);
+	return cookie;
+}

@@ -5,6 +5,7 @@ import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import type { Readings, Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
 import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { resetCallers } from '../../nodes/shared/callers/registry';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';
@@ -116,5 +117,7 @@ export function useSimulator(use: (sim: Simulator) => void, options: SimulatorOp
 	beforeEach(() => {
 		sim!.reset();
 		sim!.configure({ requestsPerWindow: 0, retryAfterOnLimit: false, ...options });
+		// Each test starts as a process's first execution: nothing learnt of the server by an earlier test.
+		resetCallers();
 	});
 }

@@ -8,6 +8,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
+import { resetCallers } from '../../nodes/shared/callers/registry';
 
 let sim: Simulator;
 
@@ -507,6 +508,8 @@ describe('Map Automatically > requests', () => {
 		);
 		const defineRequests = sim.requests.map((request) => `${request.method} ${request.path}`);
 		sim.reset();
+		// The second run starts as the first did, not with the batch size the first one learnt.
+		resetCallers();
 		const run = await runBacklog(sim, autoMap('upsert'), { items });
 		expect(run.error).toBeUndefined();
 		expect(sim.requests.map((request) => `${request.method} ${request.path}`)).toEqual(

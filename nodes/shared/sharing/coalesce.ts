@@ -1,9 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import type { Method, Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
-import { acceptedBatchSizeOf, shareAcceptedBatchSize, writeAll } from '../tasks/batches';
+import { batchSizeMemory, writeAll } from '../tasks/batches';
 import { ARRIVING, Lane } from './lane';
 import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 import { now } from '../clock';
@@ -60,26 +61,33 @@ interface Written {
 /** Tasks remembered per caller at most (the oldest are forgotten first). */
 const MAX_REMEMBERED = 10_000;
 
+/**
+ * How long a written task is remembered. A write needs it only while another execution's plan rests on a read older
+ * than it: a write waits for a turn some request spacings at most (MAX_FED_LINGER_SPACINGS, 8 s at 60 a minute), and
+ * a PATCH whose read is older than STALE_READ_MS reads its task again anyway (batches.ts). Two minutes covers the
+ * slowest rate a credential is likely to be set to, without keeping tasks for ever.
+ */
+export const WRITTEN_HORIZON_MS = 120_000;
+
 /** What one caller (BacklogClient.callerKey) shares in this process: its lanes, and the tasks it wrote lately. */
-interface Caller {
+interface Sharing {
 	reads?: Lane<string, IDataObject | undefined>;
 	writes: Map<Method, Lane<Planned, WriteResult>>;
 	written: Map<string, Written>;
+	/** Entries waiting or under way in its lanes: the caller's state is then not dropped (callers/registry.ts). */
+	busy(): boolean;
 }
 
-const callers = new Map<string, Caller>();
-
-async function callerOf(client: BacklogClient): Promise<Caller> {
-	const key = await client.callerKey();
-	let caller = callers.get(key);
-	if (!caller) callers.set(key, (caller = { writes: new Map(), written: new Map() }));
-	return caller;
-}
-
-/** The executions of a caller with entries in any of its lanes. */
-function companyOf(caller: Caller): BacklogClient[] {
-	const lanes = [caller.reads, ...caller.writes.values()];
-	return [...new Set(lanes.flatMap((lane) => lane?.owners() ?? []))];
+async function sharingOf(client: BacklogClient): Promise<Sharing> {
+	return callerState(await client.callerKey()).part('sharing', () => {
+		const sharing: Sharing = {
+			writes: new Map(),
+			written: new Map(),
+			busy: () =>
+				[sharing.reads, ...sharing.writes.values()].some((lane) => (lane?.pendingEntries ?? 0) > 0),
+		};
+		return sharing;
+	});
 }
 
 /** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
@@ -87,7 +95,7 @@ export async function readTasksShared(
 	client: BacklogClient,
 	uids: string[],
 ): Promise<Map<string, IDataObject>> {
-	const caller = await callerOf(client);
+	const caller = await sharingOf(client);
 	caller.reads ??= new Lane(
 		async (sender, all) => {
 			const found = await readTasksByUid(sender, all);
@@ -119,38 +127,33 @@ export async function sendWritesShared(
 	writes: Planned[],
 ): Promise<WriteResult[]> {
 	if (writes.length === 0) return [];
-	const caller = await callerOf(client);
+	const caller = await sharingOf(client);
+	const sizes = await batchSizeMemory(client);
 	const { method } = writes[0];
 	let lane = caller.writes.get(method);
 	if (!lane) {
-		lane = new Lane(
-			async (sender, all) => {
-				// The batch size the server accepts (learnt from a refused batch) is learnt once for the executions of the
-				// caller under way, not again by each with a refused batch of its own.
-				for (const owner of companyOf(caller)) shareAcceptedBatchSize(owner, [sender]);
-				const results = await sendInRounds(sender, all, caller.written);
-				shareAcceptedBatchSize(sender, companyOf(caller));
-				return results;
-			},
-			{
-				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-				fullSize: (first, owner) =>
-					Math.min(first.owner?.batchSize ?? 1, acceptedBatchSizeOf(owner)),
-				feeding: () => caller.reads?.pendingEntries ?? 0,
-				maxLingerSpacings: MAX_LINGER_SPACINGS,
-				maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
-				arrivingSpacings: ARRIVING,
-			},
-		);
+		lane = new Lane(async (sender, all) => await sendInRounds(sender, all, caller.written), {
+			groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+			fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
+			feeding: () => caller.reads?.pendingEntries ?? 0,
+			maxLingerSpacings: MAX_LINGER_SPACINGS,
+			maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
+			arrivingSpacings: ARRIVING,
+		});
 		caller.writes.set(method, lane);
 	}
 	return await lane.submit(client, writes);
 }
 
 function remember(written: Map<string, Written>, uid: string, task: IDataObject) {
+	const at = now();
 	written.delete(uid);
-	written.set(uid, { task, at: now() });
-	if (written.size > MAX_REMEMBERED) written.delete(written.keys().next().value as string);
+	written.set(uid, { task, at });
+	// Oldest first (a Map keeps insertion order): past the horizon or the count, forgotten.
+	for (const [oldUid, { at: writtenAt }] of written) {
+		if (written.size <= MAX_REMEMBERED && at - writtenAt <= WRITTEN_HORIZON_MS) break;
+		written.delete(oldUid);
+	}
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { responseBody } from '../transport/errors';
 import { cancelled, isCancelled } from '../transport/cancellation';
@@ -9,8 +10,8 @@ import { hasValues } from './values';
 import { now } from '../clock';
 
 /**
- * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learned
- * for the run, a 422 split to the items it names, and the answer read by uid.
+ * Sending planned writes in batches: /tasks/batch (or /tasks/{uid} for one), the batch size a server accepts learnt
+ * per caller, a 422 split to the items it names, and the answer read by uid.
  */
 
 export type WriteResult = { task: IDataObject } | { error: Error };
@@ -77,23 +78,17 @@ export const notSent = () => new Error(NOT_SENT);
 /** Whether an error only says the write was held back after another failed (see notSent): it is not the cause. */
 export const isNotSent = (error: Error) => error.message === NOT_SENT;
 
-/** Batch size the server accepted, per client (one run): a server may cap batches without documenting it. */
-const acceptedBatchSize = new WeakMap<BacklogClient, number>();
-
-/** The batch size the server accepted for this client's run, if it refused a longer batch. */
-export function acceptedBatchSizeOf(client: BacklogClient): number {
-	return acceptedBatchSize.get(client) ?? Infinity;
+/** The batch size the server accepted for a caller, if it refused a longer batch: a server may cap batches without documenting it. */
+export interface BatchSizeMemory {
+	accepted: number;
 }
 
 /**
- * Passes what one run learnt of the server's batch size on to others that send to it: the executions sharing requests
- * (sharing/coalesce.ts), so that each does not learn it again with a refused batch of its own.
+ * What this caller learnt of the server's batch size (callers/registry.ts): learnt once for the caller's executions,
+ * not again by each with a refused batch of its own.
  */
-export function shareAcceptedBatchSize(from: BacklogClient, to: Iterable<BacklogClient>) {
-	const size = acceptedBatchSize.get(from);
-	if (size === undefined) return;
-	for (const client of to)
-		acceptedBatchSize.set(client, Math.min(size, acceptedBatchSize.get(client) ?? Infinity));
+export async function batchSizeMemory(client: BacklogClient): Promise<BatchSizeMemory> {
+	return callerState(await client.callerKey()).part('batchSize', () => ({ accepted: Infinity }));
 }
 
 /**
@@ -377,7 +372,7 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
 
 /**
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
- * accepted, learned for the rest of the run), each write answered in order. A write whose owner stops on error and
+ * accepted, learnt for the caller: batchSizeMemory), each write answered in order. A write whose owner stops on error and
  * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
  *
  * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with one run's client. When n8n cancels that run
@@ -392,15 +387,13 @@ export async function writeAll(
 	const results: WriteResult[] = new Array(writes.length);
 	let pending = writes.map((_, index) => index);
 	let sender = client;
+	const sizes = await batchSizeMemory(client);
 	while (pending.length > 0) {
 		sender = liveSender(
 			sender,
 			pending.map((at) => writes[at]),
 		);
-		const size = Math.max(
-			1,
-			Math.min(Math.floor(batchSize), acceptedBatchSize.get(sender) ?? Infinity),
-		);
+		const size = Math.max(1, Math.min(Math.floor(batchSize), sizes.accepted));
 		const slice = pending.slice(0, size);
 		pending = pending.slice(size);
 		const sending = slice.filter((at) => {
@@ -414,6 +407,7 @@ export async function writeAll(
 		const { answers, again } = await sendBatch(
 			sender,
 			sending.map((at) => writes[at]),
+			sizes,
 		);
 		const written: string[] = [];
 		const goAgain: number[] = [];
@@ -442,6 +436,7 @@ export async function writeAll(
 async function sendBatch(
 	sender: BacklogClient,
 	writes: Planned[],
+	sizes: BatchSizeMemory,
 ): Promise<{ answers: WriteResult[]; again: boolean[] }> {
 	const goesAgain = (write: Planned, result: WriteResult) =>
 		'error' in result &&
@@ -468,7 +463,8 @@ async function sendBatch(
 	);
 	const toSend = batch.filter((_, index) => !held[index]);
 	const outcome = toSend.length > 0 ? await writeBatch(sender, toSend) : { results: [] };
-	if (outcome.acceptedSize !== undefined) acceptedBatchSize.set(sender, outcome.acceptedSize);
+	if (outcome.acceptedSize !== undefined)
+		sizes.accepted = Math.min(sizes.accepted, outcome.acceptedSize);
 	let next = 0;
 	const answers = batch.map((write, index) =>
 		held[index] ? { task: write.current! } : outcome.results[next++],
@@ -484,7 +480,5 @@ function liveSender(client: BacklogClient, writes: Planned[]): BacklogClient {
 	if (!isCancelled(client)) return client;
 	const live = writes.find((write) => write.owner?.client && !isCancelled(write.owner.client))
 		?.owner?.client;
-	if (live === undefined) return client;
-	shareAcceptedBatchSize(client, [live]);
-	return live;
+	return live ?? client;
 }

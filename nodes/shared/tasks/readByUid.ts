@@ -1,20 +1,38 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
+import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { queryTasks } from './queryTasks';
 
 /**
  * uids per bulk read to start with: a `uid in [...]` body of about 400 KB, so 10,000 writes cost one read (two with
- * the archived ones). A server that refuses the body as too large (413) gets half as many, kept for the run.
+ * the archived ones). A server that refuses the body as too large (413) gets half as many, kept for the caller.
  */
 export const UIDS_PER_READ = 10_000;
 
-/** uids per bulk read the server accepted, per client (one run): its body limit is not documented. */
-const acceptedUidsPerRead = new WeakMap<BacklogClient, number>();
+/**
+ * What a caller learnt of the server's bulk reads (callers/registry.ts): the uids per read it accepted (its body limit
+ * is not documented), and the tasks the caller has lately read or written, known to exist, newest last (probesFor).
+ */
+interface ReadMemory {
+	uidsPerRead: number;
+	known: string[];
+}
 
-/** Clients whose server cannot read tasks by `uid in [...]` (it refused that query, or ignored the condition). */
+/**
+ * Runs (clients) whose server cannot read tasks by `uid in [...]` (it refused that query, or ignored the condition, or
+ * missed a task). Per run, not per caller: a task created by someone else between a query and its check looks the
+ * same as a missed one, and must not turn every later execution of the caller to one read per task.
+ */
 const readsOneByOne = new WeakSet<BacklogClient>();
+
+async function readMemory(client: BacklogClient): Promise<ReadMemory> {
+	return callerState(await client.callerKey()).part('reads', () => ({
+		uidsPerRead: UIDS_PER_READ,
+		known: [],
+	}));
+}
 
 const hasStatus = (error: unknown, ...statuses: string[]) =>
 	error instanceof NodeApiError && statuses.includes(String(error.httpCode));
@@ -41,20 +59,20 @@ export async function readTasksByUid(
 	itemIndex?: number,
 ): Promise<Map<string, IDataObject>> {
 	const unique = [...new Set(uids)];
+	const memory = await readMemory(client);
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
-		const key = await client.callerKey();
-		const probes = probesFor(key, unique);
-		const read = await readByCondition(client, unique, probes, itemIndex);
+		const probes = probesFor(memory, unique);
+		const read = await readByCondition(client, memory, unique, probes, itemIndex);
 		if (read) {
-			forget(key, read.probesMissed);
-			remember(key, unarchived(read.found));
+			forget(memory, read.probesMissed);
+			remember(memory, unarchived(read.found));
 			if (read.probed || (await confirmedAbsent(client, unique, read.found, itemIndex)))
 				return read.found;
 		}
 		readsOneByOne.add(client);
 	}
 	const found = await readOneByOne(client, unique, itemIndex);
-	remember(await client.callerKey(), unarchived(found));
+	remember(memory, unarchived(found));
 	return found;
 }
 
@@ -62,34 +80,17 @@ export async function readTasksByUid(
 const unarchived = (tasks: Map<string, IDataObject>) =>
 	[...tasks].filter(([, task]) => task.archived !== true).map(([uid]) => uid);
 
-/** Per caller (BacklogClient.callerKey): the tasks it has lately read or written (known to exist), newest last. */
-const knownTasks = new Map<string, string[]>();
-
 /** Known tasks kept per caller: enough that one of them usually sorts after every uid of a read (see probesFor). */
 const KNOWN_PER_CALLER = 64;
 
-/** Callers whose known tasks are kept at most (the one that read or wrote least lately is dropped first). */
-export const MAX_CALLERS_KNOWN = 256;
-
-function remember(key: string, uids: Iterable<string>) {
-	const known = (knownTasks.get(key) ?? []).concat([...uids].slice(-KNOWN_PER_CALLER));
-	knownTasks.delete(key);
-	knownTasks.set(key, [...new Set(known.reverse())].slice(0, KNOWN_PER_CALLER).reverse());
-	if (knownTasks.size > MAX_CALLERS_KNOWN)
-		knownTasks.delete(knownTasks.keys().next().value as string);
+function remember(memory: ReadMemory, uids: Iterable<string>) {
+	const known = memory.known.concat([...uids].slice(-KNOWN_PER_CALLER));
+	memory.known = [...new Set(known.reverse())].slice(0, KNOWN_PER_CALLER).reverse();
 }
 
-/** How many callers' known tasks this process keeps (bounded by MAX_CALLERS_KNOWN). */
-export const callersKnown = () => knownTasks.size;
-
 /** Probes that did not come back are gone or archived: the next reads ask for others. */
-function forget(key: string, uids: string[]) {
-	const known = knownTasks.get(key);
-	if (uids.length === 0 || known === undefined) return;
-	knownTasks.set(
-		key,
-		known.filter((uid) => !uids.includes(uid)),
-	);
+function forget(memory: ReadMemory, uids: string[]) {
+	if (uids.length > 0) memory.known = memory.known.filter((uid) => !uids.includes(uid));
 }
 
 /**
@@ -97,7 +98,7 @@ function forget(key: string, uids: string[]) {
  * (probesFor). Once per batch written, not per task.
  */
 export async function sawTasks(client: BacklogClient, uids: string[]) {
-	if (uids.length > 0) remember(await client.callerKey(), uids);
+	if (uids.length > 0) remember(await readMemory(client), uids);
 }
 
 /**
@@ -113,9 +114,9 @@ export async function sawTasks(client: BacklogClient, uids: string[]) {
  * without cursors is read in pages by uid until one comes back empty (queryTasks.ts), and a page that reaches the
  * greatest uid asked for is the last, with no empty page after it.
  */
-function probesFor(key: string, unique: string[]): string[] {
+function probesFor(memory: ReadMemory, unique: string[]): string[] {
 	const wanted = new Set(unique);
-	const known = (knownTasks.get(key) ?? []).filter((uid) => !wanted.has(uid)).reverse();
+	const known = memory.known.filter((uid) => !wanted.has(uid)).reverse();
 	if (known.length === 0) return [];
 	const greatestWanted = greatestUid(unique);
 	const closing = known.find((uid) => uid > greatestWanted);
@@ -148,6 +149,7 @@ async function confirmedAbsent(
  */
 async function readByCondition(
 	client: BacklogClient,
+	memory: ReadMemory,
 	unique: string[],
 	probes: string[],
 	itemIndex?: number,
@@ -162,7 +164,7 @@ async function readByCondition(
 		const missing = unique.filter((uid) => !found.has(uid));
 		let start = 0;
 		while (start < missing.length) {
-			const size = acceptedUidsPerRead.get(client) ?? UIDS_PER_READ;
+			const size = memory.uidsPerRead;
 			const chunk = missing.slice(start, start + size);
 			if (!archived) chunk.push(...probes);
 			const wanted = new Set(chunk);
@@ -189,7 +191,7 @@ async function readByCondition(
 			);
 			if (tasks instanceof NodeApiError) {
 				if (!hasStatus(tasks, '413')) return undefined;
-				acceptedUidsPerRead.set(client, Math.ceil(chunk.length / 2));
+				memory.uidsPerRead = Math.ceil(chunk.length / 2);
 				continue;
 			}
 			const returned = new Set<string>();

@@ -1,5 +1,6 @@
 import { sleep } from 'n8n-workflow';
 
+import { callerState } from '../callers/registry';
 import { now as clock } from '../clock';
 
 /**
@@ -229,6 +230,18 @@ export class RateLimiter {
 		return this.windowMs / Math.max(1, this.rateAt());
 	}
 
+	/**
+	 * Whether the limiter still holds anything the server may count or asked for: a request in the window (or under
+	 * way), or a pause. Until then it is not forgotten (callers/registry.ts): a new one would send a second window's worth.
+	 */
+	busy(): boolean {
+		const at = clock();
+		return (
+			at < Math.max(this.blockedUntil, this.heldUntil) ||
+			this.slots.some((slot) => countedUntil(slot, at) > at - this.windowMs)
+		);
+	}
+
 	/** Requests per window this process sends at most now (the configured limit until the server answers 429). */
 	get allowance(): number {
 		return Math.max(1, Math.floor(this.rateAt()));
@@ -414,20 +427,18 @@ export class RateLimiter {
 	}
 }
 
-const limiters = new Map<string, RateLimiter>();
-
 /**
  * One limiter per base URL and token (the key is a hash: the token itself is never kept here), whatever the limit and
  * window: the server counts the token's requests in one window, and two limiters on it would send twice the rate.
- * Credentials that differ only in those share the limiter, at the tightest of them (RateLimiter.configure).
+ * Credentials that differ only in those share the limiter, at the tightest of them (RateLimiter.configure). Kept with
+ * the rest of what the process remembers per caller (callers/registry.ts), under the token's key.
  */
 export function limiterFor(key: string, limit: number, windowMs: number): RateLimiter {
-	let limiter = limiters.get(key);
-	if (!limiter) {
-		limiter = new RateLimiter(limit, windowMs);
-		limiters.set(key, limiter);
-	} else {
-		limiter.configure(limit, windowMs);
-	}
+	let made = false;
+	const limiter = callerState(key).part('limiter', () => {
+		made = true;
+		return new RateLimiter(limit, windowMs);
+	});
+	if (!made) limiter.configure(limit, windowMs);
 	return limiter;
 }

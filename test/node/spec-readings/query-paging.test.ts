@@ -1,7 +1,6 @@
 // Spec open point: /tasks/query paged or not, its limit in the body or the query, and its maximum (readings
 // queryPaging, queryLimitFrom, queryMaxLimit).
-import { runBacklog, sent, TOKEN, useSimulator } from '../../helpers/backlog';
-import { callersKnown, MAX_CALLERS_KNOWN } from '../../../nodes/shared/tasks/readByUid';
+import { runBacklog, sent, useSimulator } from '../../helpers/backlog';
 import type { Simulator } from '../../../tools/simulator/simulator';
 import { PROFILE_READINGS, uidOf, upsert } from './common';
 
@@ -82,18 +81,4 @@ describe('Bulk reads by uid on a server without query cursors: paged by uid unti
 	it('a new ticket sorting after every task the node knows costs the empty page, and every task is stored', async () => {
 		expect(await storeThenRead(4, 1)).toEqual({ queries: 3, gets: 0 });
 	});
-
-	it('the tasks a process knows are kept for 256 callers at most: a process serving many tokens does not grow without bound', async () => {
-		const tokens = Array.from({ length: MAX_CALLERS_KNOWN + 4 }, (_, i) => `token-${i}`);
-		sim.configure({ tokens: [TOKEN, ...tokens] });
-		for (const [i, token] of tokens.entries()) {
-			const run = await runBacklog(sim, upsert, {
-				items: ticketsOf([`K-${i}`]),
-				credentials: { token },
-			});
-			expect(run.error).toBeUndefined();
-		}
-		expect(sim.tasks.size).toBe(tokens.length);
-		expect(callersKnown()).toBe(MAX_CALLERS_KNOWN);
-	}, 30_000);
 });

@@ -1,0 +1,76 @@
+import { now } from '../clock';
+
+/**
+ * The one place that remembers anything between executions in this process: per caller, what the transport and the
+ * task layers learnt or share (rate limiter, shared lanes, tasks written lately, the batch size and uids per read the
+ * server accepts, tasks known to exist). A caller is the key a module gives: the hash of the base URL, the token and
+ * the headers that say who calls (BacklogClient.callerKey), or of the base URL and token alone for what the server
+ * counts per token (the rate limiter). Nothing here holds a token.
+ *
+ * Bounded: at most MAX_CALLERS entries, the least recently used dropped first, and an entry unused for IDLE_MS dropped
+ * at the next access. An entry whose parts are busy (a request under way, entries waiting in a lane) is never dropped:
+ * executions holding it would otherwise go on with a copy that new executions no longer see (two limiters for one
+ * token would send twice the rate). Past the cap while every entry is busy, the registry grows until they are not.
+ */
+
+/** Callers kept at most (the least recently used idle one is dropped first). */
+export const MAX_CALLERS = 1000;
+
+/** A caller unused this long is forgotten (its next execution starts afresh, as after a restart). */
+export const IDLE_MS = 15 * 60_000;
+
+/** A part of a caller's state that may be busy: it is not dropped then (see the registry's comment). */
+export interface CallerPart {
+	busy?(): boolean;
+}
+
+/** What the process keeps for one caller: named parts, each made by the module that owns it on first use. */
+export class Caller {
+	private readonly parts = new Map<string, unknown>();
+
+	usedAt = now();
+
+	/** The part `name`, made by `make` on first use. Each module names its own parts (e.g. 'limiter', 'lanes'). */
+	part<T>(name: string, make: () => T): T {
+		let part = this.parts.get(name) as T | undefined;
+		if (part === undefined) {
+			part = make();
+			this.parts.set(name, part);
+		}
+		return part;
+	}
+
+	busy(): boolean {
+		return [...this.parts.values()].some((part) => (part as CallerPart | null)?.busy?.() === true);
+	}
+}
+
+const callers = new Map<string, Caller>();
+
+/** The state of the caller of this key (a hash: see the registry's comment), made on first use. */
+export function callerState(key: string): Caller {
+	const at = now();
+	let caller = callers.get(key);
+	if (caller) callers.delete(key);
+	else caller = new Caller();
+	caller.usedAt = at;
+	// The most recently used last: a Map keeps insertion order.
+	callers.set(key, caller);
+	prune(at);
+	return caller;
+}
+
+function prune(at: number) {
+	for (const [key, caller] of callers) {
+		if (callers.size <= MAX_CALLERS && at - caller.usedAt < IDLE_MS) break;
+		if (!caller.busy()) callers.delete(key);
+	}
+}
+
+/** How many callers this process remembers (bounded by MAX_CALLERS while they are idle). */
+export const callerCount = () => callers.size;
+
+/** Forgets every caller: for tests, which start each from a process's first execution. */
+export function resetCallers() {
+	callers.clear();
+}

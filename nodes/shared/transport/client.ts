@@ -19,6 +19,8 @@ import {
 	retryLaterError,
 } from './errors';
 import type { RateLimiter } from './rateLimiter';
+import type { RetryPolicy } from './retryPolicy';
+import { DEFAULT_RETRY_POLICY } from './retryPolicy';
 import { limiterFor } from './rateLimiter';
 import { now as clock } from '../clock';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
@@ -35,19 +37,8 @@ import { USER_AGENT } from './version';
 export type BacklogContext =
 	IExecuteFunctions | ILoadOptionsFunctions | IPollFunctions | IHookFunctions | IWebhookFunctions;
 
-export interface RetryPolicy {
-	/** Attempts in all, the first included. */
-	maxAttempts: number;
-	baseDelayMs: number;
-	maxDelayMs: number;
-}
-
-/** The spec's client guidance: exponential backoff, up to 5 attempts, a few seconds at first, at most about 15 s. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = {
-	maxAttempts: 5,
-	baseDelayMs: 2000,
-	maxDelayMs: 15000,
-};
+export type { RetryPolicy } from './retryPolicy';
+export { DEFAULT_RETRY_POLICY } from './retryPolicy';
 
 export interface ApiRequest {
 	method: IHttpRequestMethods;

@@ -2,6 +2,7 @@ import { sleep } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import { now as clock } from '../clock';
+import type { RetryPolicy } from './retryPolicy';
 
 /**
  * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window
@@ -50,14 +51,6 @@ const JITTER = 0.1;
  * each step after it is jittered; the whole of it is time in which the process sends nothing (up to 1.8 s a minute).
  */
 const RESTART_SPREAD = 0.03;
-
-/** The attempt budget of the caller, as far as waiting after a 429 is concerned. */
-export interface RetryBudget {
-	/** Attempts in all, the first included. */
-	maxAttempts: number;
-	baseDelayMs: number;
-	maxDelayMs: number;
-}
 
 interface Slot {
 	/**
@@ -417,7 +410,7 @@ export class RateLimiter {
 	 * attempt, acquire() holds it at most about a window more (besides its place behind other callers, and the answers
 	 * of requests still under way when the window is full of them).
 	 */
-	throttleDelayMs(attempt: number, budget: RetryBudget): number {
+	throttleDelayMs(attempt: number, budget: RetryPolicy): number {
 		const cap = Math.max(budget.maxDelayMs, this.windowMs);
 		const backoff =
 			Math.min(cap, budget.baseDelayMs * 2 ** (attempt - 1)) *

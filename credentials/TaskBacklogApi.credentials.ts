@@ -45,6 +45,7 @@ export class TaskBacklogApi implements ICredentialType {
 			placeholder: 'https://api.example.com/api/v1',
 			description:
 				'Address of the API including the version prefix /api/v1. A trailing slash is ignored.',
+			hint: 'Must end in /api/v1, e.g. https://api.example.com/api/v1: the address of the web application alone is not the API.',
 		},
 		{
 			displayName: 'API Token',

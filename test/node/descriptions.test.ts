@@ -82,3 +82,25 @@ it("Update's Keep Other Custom Fields shows in version 1 (saved workflows) and n
 	expect(shownIn(1)).toBe(true);
 	expect(shownIn(2)).toBe(false);
 });
+
+it('hints sit under External ID (Create or Update, Sync Backlog), Source Value and the Base URL, and on no other parameter of the node or the credential', () => {
+	const hinted = (properties: INodeProperties[]) =>
+		allProperties(properties)
+			.filter(([, property]) => property.hint !== undefined && property.hint.trim() !== '')
+			.map(([path, property]) => [path, property.displayOptions?.show?.operation, property.hint]);
+	const nodeHints = hinted(new TaskBacklog().description.properties);
+	expect(nodeHints.map(([path, operation]) => [path, operation])).toEqual([
+		['externalId', ['upsert']],
+		['externalId', ['syncBacklog']],
+		['sourceValue', ['syncBacklog']],
+	]);
+	const [upsertHint, syncHint, sourceHint] = nodeHints.map(([, , hint]) => String(hint));
+	expect(upsertHint).toContain('{{ $json.id }}');
+	expect(upsertHint).toBe(syncHint);
+	expect(sourceHint).toContain("each task's Source Field");
+	expect(sourceHint).toContain('closed');
+
+	const credentialHints = hinted(new TaskBacklogApi().properties);
+	expect(credentialHints.map(([path]) => path)).toEqual(['baseUrl']);
+	expect(String(credentialHints[0][2])).toContain('/api/v1');
+});

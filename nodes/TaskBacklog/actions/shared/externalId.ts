@@ -26,6 +26,13 @@ export const externalIdOptions: INodeProperties[] = [
 	},
 ];
 
+/**
+ * Under External ID (Create or Update, Sync Backlog): a mapped key that an input item does not have resolves to
+ * nothing, which the node refuses for that item.
+ */
+export const EXTERNAL_ID_HINT =
+	'Mapped with an expression such as {{ $json.id }}? The key must be spelled as in every input item (e.g. "id", not "ID"): an item without it gives an empty ID, and that item fails.';
+
 /** "Identify by UID or by External ID" (spec section 1, rules 1 and 2). */
 export function externalIdProperties(): INodeProperties[] {
 	return [
@@ -53,6 +60,7 @@ export function externalIdProperties(): INodeProperties[] {
 			placeholder: 'e.g. 1042',
 			displayOptions: { show: { identifyBy: ['externalId'] } },
 			description: 'ID of the ticket in your system. The same ID always gives the same task.',
+			hint: EXTERNAL_ID_HINT,
 		},
 		{
 			displayName: 'UID',

@@ -6,7 +6,7 @@ import { readTasksByUid } from '../../../shared/tasks/readByUid';
 import type { TaskWrite } from '../../../shared/tasks/writeTasks';
 import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
-import { externalIdOptions, readIdentityOptions } from '../shared/externalId';
+import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
 import { PAGE_SIZE } from '../shared/read';
@@ -45,6 +45,7 @@ export const description = forOperation('task', 'syncBacklog', [
 			default: '',
 			placeholder: 'e.g. 1042',
 			description: 'ID of the ticket in your system; the task UID is derived from it',
+			hint: EXTERNAL_ID_HINT,
 		},
 		{
 			displayName: 'Title',
@@ -70,6 +71,7 @@ export const description = forOperation('task', 'syncBacklog', [
 		placeholder: 'e.g. helpdesk',
 		description:
 			'Marks the tasks this sync owns: only open tasks with this source are closed when missing',
+		hint: "A fixed name for the system the input comes from, the same on every run (read from the first item). It is written to each task's Source Field, and every open task with this source whose ticket is not in the input is closed (as far as the guard in Sync Options allows).",
 	},
 	{
 		displayName: 'Dry Run',

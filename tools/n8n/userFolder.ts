@@ -127,10 +127,8 @@ export class N8nUserFolder {
 			path.join(this.nodesDir, 'package.json'),
 			JSON.stringify({ name: 'installed-nodes', private: true, dependencies: {} }, null, 2) + '\n',
 		);
-		await runCommand(
-			this.install.nodeBin,
+		await this.npmInNodesDir(
 			[
-				this.install.npmCli,
 				'install',
 				path.resolve(tgz),
 				'--omit=peer',
@@ -141,19 +139,65 @@ export class N8nUserFolder {
 				// folder here, 3 s from its cache, which the project's own npm install has filled)
 				'--prefer-offline',
 			],
-			{
-				cwd: this.nodesDir,
-				env: {
-					...this.baseEnv,
-					npm_config_nodedir: path.dirname(path.dirname(this.install.nodeBin)),
-				},
-				timeoutMs: COMMAND_TIMEOUT_MS,
-				label: `npm install ${path.basename(tgz)}`,
-				owner: this.children,
-				check: true,
-			},
+			{ check: true },
 		);
 		this.log(`installed ${path.basename(tgz)} into ${this.nodesDir} in ${seconds(started)}`);
+	}
+
+	/**
+	 * Runs the pinned npm (under the Node that runs n8n) with `args` in <dir>/.n8n/nodes, created if missing, as a
+	 * user runs npm in ~/.n8n/nodes; the folder's environment, nothing else (no package.json is written here).
+	 */
+	async npmInNodesDir(
+		args: string[],
+		opts: { timeoutMs?: number; check?: boolean } = {},
+	): Promise<RunResult> {
+		this.assertUsable();
+		await fsp.mkdir(this.nodesDir, { recursive: true });
+		return await runCommand(this.install.nodeBin, [this.install.npmCli, ...args], {
+			cwd: this.nodesDir,
+			env: {
+				...this.baseEnv,
+				npm_config_nodedir: path.dirname(path.dirname(this.install.nodeBin)),
+			},
+			timeoutMs: opts.timeoutMs ?? COMMAND_TIMEOUT_MS,
+			label: `npm ${args.join(' ')}`,
+			owner: this.children,
+			check: opts.check,
+		});
+	}
+
+	/**
+	 * Which `n8n-workflow` file n8n's own code and an installed community package each load, resolved the way n8n
+	 * loads community packages: n8n puts its own module paths on NODE_PATH (load-nodes-and-credentials.js, init()),
+	 * and a package's require() walks up its own node_modules folders first, so a copy installed beside the package
+	 * wins over n8n's. Same file, same module in n8n's process: the package's errors are n8n's classes.
+	 * `package` is undefined when the package cannot resolve n8n-workflow at all.
+	 */
+	async n8nWorkflowResolution(packageName: string): Promise<{ n8n: string; package?: string }> {
+		this.assertUsable();
+		const n8nDist = path.join(this.install.dir, 'node_modules', 'n8n', 'dist');
+		const packageDir = path.join(this.nodesDir, 'node_modules', packageName, 'dist');
+		const script = [
+			"const Module = require('module');",
+			"const path = require('path');",
+			'const [n8nDist, packageDir] = process.argv.slice(1);',
+			'process.env.NODE_PATH = Module._nodeModulePaths(n8nDist).join(path.delimiter);',
+			'Module._initPaths();',
+			"const n8n = require.resolve('n8n-workflow', { paths: [n8nDist] });",
+			'let seen;',
+			"try { seen = require.resolve('n8n-workflow', { paths: [packageDir] }); } catch {}",
+			'console.log(JSON.stringify({ n8n, package: seen }));',
+		].join('\n');
+		const { stdout } = await runCommand(this.install.nodeBin, ['-e', script, n8nDist, packageDir], {
+			cwd: this.dir,
+			env: cleanEnv(),
+			timeoutMs: 60_000,
+			label: `resolving n8n-workflow for ${packageName}`,
+			owner: this.children,
+			check: true,
+		});
+		return JSON.parse(stdout.trim()) as { n8n: string; package?: string };
 	}
 
 	private assertUsable(): void {

@@ -73,20 +73,25 @@ export function credentialData(sim: Simulator, token = TOKEN, extra: Record<stri
 
 /**
  * ensureN8n, the package installed from its tgz into a fresh user folder as a user would, a simulator on
- * 127.0.0.1 and the credential `taskBacklogCredential` pointing at it.
+ * 127.0.0.1 and the credential `taskBacklogCredential` pointing at it. The harness installs with
+ * `npm i <tgz> --omit=peer`; `installWith` installs the tgz its own way instead (e.g. the README's command).
  */
 export async function setUpStage(
 	major: N8nMajor,
 	simOptions: SimulatorOptions = {},
+	opts: { installWith?: (folder: N8nUserFolder, tgz: string) => Promise<void> } = {},
 ): Promise<Stage> {
 	const install = await timed(`n8n ${major}.x ensureN8n`, () => ensureN8n(major, log));
 	log(`running ${describeVersions(install)}`);
 	const tgz = await timed('npm pack', () => packOnce());
-	const folder = await timed(`n8n ${major}.x user folder + npm i ${path.basename(tgz)}`, () =>
-		N8nUserFolder.create(install, { tgz, log }),
+	const { installWith } = opts;
+	const what = installWith ? 'user folder' : `user folder + npm i ${path.basename(tgz)}`;
+	const folder = await timed(`n8n ${major}.x ${what}`, () =>
+		N8nUserFolder.create(install, { tgz: installWith ? undefined : tgz, log }),
 	);
 	let sim: Simulator | undefined;
 	try {
+		if (installWith) await installWith(folder, tgz);
 		sim = await startSimulator({ tokens: [TOKEN], seed: 7, ...simOptions });
 		await timed(`n8n ${major}.x import:credentials`, () =>
 			folder.importCredentials([

@@ -18,16 +18,8 @@ import {
 } from '../shared/tasks/filters';
 import { BacklogClient } from '../shared/transport/client';
 import { queryTasks } from '../shared/tasks/queryTasks';
-import type { PollEvent } from './changes';
-import {
-	baseline,
-	compareInstants,
-	instant,
-	isPollState,
-	marker,
-	selectChanges,
-	windowStart,
-} from './changes';
+import type { PollEvent, PollState } from './changes';
+import { compareInstants, instant, isPollState, marker, selectSlice, windowStart } from './changes';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;
@@ -40,6 +32,22 @@ const SAMPLE_SIZE = 5;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SAMPLE_WINDOWS_MS = [DAY_MS, 30 * DAY_MS, undefined];
 const SAMPLE_MAX_ITEMS = 500;
+
+/**
+ * A poll's time to read, where n8n does not say (n8n 1.x has no getPollBudgetMs). n8n 2.x's durable scheduler
+ * abandons a poll after 45 s and tells the node 36 s.
+ */
+export const DEFAULT_POLL_BUDGET_MS = 30 * 1000;
+
+/** Share of the budget spent reading; the rest is left for the node and n8n to finish the poll. */
+const BUDGET_SHARE = 0.9;
+
+function pollBudgetMs(context: IPollFunctions): number {
+	// Typed as always there, but n8n 1.x's PollContext does not have it.
+	const get = (context as Partial<Pick<IPollFunctions, 'getPollBudgetMs'>>).getPollBudgetMs;
+	const value = typeof get === 'function' ? Number(get.call(context)) : NaN;
+	return Number.isFinite(value) && value > 0 ? value : DEFAULT_POLL_BUDGET_MS;
+}
 
 export class TaskBacklogPollTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -147,18 +155,28 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const list = async (
 			afterMs: number | undefined,
 			maxItems = Infinity,
+			slice: { afterUid?: string; stopAfter?: (page: IDataObject[]) => boolean } = {},
 		): Promise<IDataObject[]> => {
 			// The spec gives GET /tasks no parameter for time, status or assignee (a server may read such a name as a
 			// custom field and return nothing), so those go to POST /tasks/query as conditions. Whatever comes back,
 			// the trigger filters and de-duplicates on its side.
-			const extra =
+			const extra: IDataObject[] =
 				sendTimeFilter && afterMs !== undefined
 					? [{ field: 'updated_at', operator: '>=', value: new Date(afterMs).toISOString() }]
 					: [];
+			// The next slice of a window read over several polls: the query pages in uid order.
+			if (slice.afterUid !== undefined)
+				extra.push({ field: 'uid', operator: '>', value: slice.afterUid });
 			if (extra.length > 0 || needsTaskQuery(filters, statuses)) {
 				const body = { condition: taskQueryCondition(this.getNode(), filters, statuses, extra) };
-				return await queryTasks(client, { body, archived: filters.archived === true, maxItems });
+				return await queryTasks(client, {
+					body,
+					archived: filters.archived === true,
+					maxItems,
+					stopAfter: slice.stopAfter,
+				});
 			}
+			// GET /tasks (Send Time Filter off, custom-field filters only) is read whole: its order is not the uid's.
 			const qs = customFieldQuery(this.getNode(), filters);
 			return await client.list({ method: 'GET', path: '/tasks', qs }, PAGE_SIZE, maxItems);
 		};
@@ -179,29 +197,52 @@ export class TaskBacklogPollTrigger implements INodeType {
 
 		const staticData = this.getWorkflowStaticData('node');
 		const saved = staticData.state;
+		let state: PollState;
 		if (!isPollState(saved, event)) {
 			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
 			const afterMs = now - BASELINE_MS - lookbackMs;
-			const tasks = await list(afterMs);
-			const state = baseline(
+			state = {
 				event,
-				tasks,
-				new Date(afterMs + lookbackMs).toISOString(),
-				lookbackMs,
-				now,
-			);
-			staticData.state = state as unknown as IDataObject;
-			return null;
+				position: new Date(afterMs + lookbackMs).toISOString(),
+				seen: {},
+				pass: { afterMs, startedMs: now, baseline: true },
+			};
+		} else if (saved.pass && typeof saved.pass.startedMs === 'number') {
+			// The window the last poll did not finish: its next slice.
+			state = saved;
+		} else {
+			const start = windowStart(saved.position, lookbackMs);
+			// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
+			// exactly at the window start; the duplicates are dropped by `seen`.
+			state = { ...saved, pass: { afterMs: start ? start[0] - 1 : undefined, startedMs: now } };
 		}
+		const pass = state.pass!;
 
-		const start = windowStart(saved.position, saved.resume ? 0 : lookbackMs);
-		// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
-		// exactly at the window start; the duplicates are dropped by `seen`.
-		const afterMs = start ? start[0] - 1 : undefined;
-		const tasks = await list(afterMs);
-		const { emit, next } = selectChanges(saved, tasks, matches, lookbackMs, now);
+		// Read until the next page would not end within the poll's budget (n8n 2.x abandons a poll that overruns,
+		// and nothing it read counts): at least one page a poll, so every poll gets further. Stopping is only sound
+		// when the pages come in uid order, as asked; otherwise the window is read whole, as before.
+		const deadline = now + pollBudgetMs(this) * BUDGET_SHARE;
+		let lastUid = pass.uid;
+		let ordered = true;
+		let pageStart = now;
+		let longestPage = 0;
+		let stopped = false;
+		const stopAfter = (page: IDataObject[]) => {
+			for (const task of page) {
+				const uid = String(task.uid);
+				if (lastUid !== undefined && !(uid > lastUid)) ordered = false;
+				lastUid = uid;
+			}
+			const at = Date.now();
+			longestPage = Math.max(longestPage, at - pageStart);
+			pageStart = at;
+			stopped = ordered && page.length > 0 && at + longestPage > deadline;
+			return stopped;
+		};
+		const tasks = await list(pass.afterMs, Infinity, { afterUid: pass.uid, stopAfter });
+		const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
 		staticData.state = next as unknown as IDataObject;
-		return emit.length > 0 ? [this.helpers.returnJsonArray(emit)] : null;
+		return emit.length > 0 && !pass.baseline ? [this.helpers.returnJsonArray(emit)] : null;
 	}
 }
 

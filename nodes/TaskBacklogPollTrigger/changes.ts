@@ -26,10 +26,32 @@ export interface PollState {
 	/** Set only after `seen` overflowed: markers at or before it are never emitted again. */
 	floor?: string;
 	/**
-	 * The last poll stopped before the end of the listing (n8n 2.x poll budget): the next one continues from the
-	 * position itself, without the lookback, or it would read the same first pages again and never get further.
+	 * A window being read over several polls (one poll stopped at n8n's poll budget before the end of the listing).
+	 * The position stays where it was until the whole window has been read.
 	 */
-	resume?: boolean;
+	pass?: PollPass;
+}
+
+/**
+ * One window, read in slices. The listing is in uid order, so a slice read whole is every task of the window up to
+ * its last uid: the next poll asks for the same window after that uid, and no task is read twice or skipped.
+ */
+export interface PollPass {
+	/** Milliseconds since the epoch: the listing's `updated_at >=` condition, the same for every slice. */
+	afterMs?: number;
+	/** The greatest uid read so far; absent until the first slice is read. */
+	uid?: string;
+	/**
+	 * When the pass's first poll started. Marks after it are left to the next window, which starts at or before it
+	 * (the position never moves past it): a task read early in the pass and changed later is read again there.
+	 */
+	startedMs: number;
+	/** Newest updated_at read so far: the position once the pass ends. */
+	newest?: string;
+	/** Markers dropped from `seen` during the pass (over MAX_SEEN): the floor rises to the newest when it ends. */
+	floor?: string;
+	/** The first poll's baseline: nothing is emitted. */
+	baseline?: boolean;
 }
 
 /** Cap on `seen`; static data is stored with the workflow, so it must stay small. */
@@ -140,16 +162,37 @@ export function prune(state: PollState, lookbackMs: number): PollState {
 		.sort((a, b) => compareInstants(a.at, b.at));
 	let floor = state.floor;
 	if (floor && start && compareInstants(instant(floor) ?? start, start) < 0) floor = undefined;
-	if (kept.length > MAX_SEEN) {
-		const dropped = kept.splice(0, kept.length - MAX_SEEN);
-		floor = dropped[dropped.length - 1].value;
+	const pass = state.pass && { ...state.pass };
+	let excess = kept.length - MAX_SEEN;
+	if (excess > 0 && pass) {
+		// Mid-pass: only markers of tasks this pass has read may go (a task after its last uid is still to be read,
+		// and its marker is what keeps it from being emitted twice); the floor rises to them when the pass ends.
+		const read = pass.uid;
+		const stays = kept.filter((entry) => {
+			if (excess === 0 || read === undefined || entry.uid > read) return true;
+			excess--;
+			pass.floor = later(pass.floor, entry.value);
+			return false;
+		});
+		kept.splice(0, kept.length, ...stays);
+	} else if (excess > 0) {
+		const dropped = kept.splice(0, excess);
+		floor = later(floor, dropped[dropped.length - 1].value);
 	}
 	const next: PollState = { event: state.event, position: state.position, seen: {} };
 	for (const entry of kept) next.seen[entry.uid] = entry.value;
 	if (floor) next.floor = floor;
-	if (state.resume) next.resume = true;
 	if (state.closed) next.closed = pruneClosed(state.closed);
+	if (pass) next.pass = pass;
 	return next;
+}
+
+/** The later of two stamps (either may be absent). */
+function later(a: string | undefined, b: string | undefined): string | undefined {
+	const [x, y] = [instant(a), instant(b)];
+	if (!x) return y ? b : a;
+	if (!y) return a;
+	return compareInstants(y, x) > 0 ? b : a;
 }
 
 /** The closings remembered: the newest MAX_SEEN by done_at. */
@@ -197,8 +240,22 @@ export function selectChanges(
 	matches: (task: IDataObject) => boolean,
 	lookbackMs: number,
 	nowMs: number,
-	complete = true,
 ): { emit: IDataObject[]; next: PollState } {
+	const { emit, seen, closed } = pick(state, fetched, matches, lookbackMs);
+	const position = notAfter(newestUpdate(fetched, state.position, nowMs) ?? state.position, nowMs);
+	const next = prune(
+		{ event: state.event, position, seen, floor: state.floor, closed },
+		lookbackMs,
+	);
+	return { emit, next };
+}
+
+function pick(
+	state: PollState,
+	fetched: IDataObject[],
+	matches: (task: IDataObject) => boolean,
+	lookbackMs: number,
+): { emit: IDataObject[]; seen: Record<string, string>; closed?: Record<string, string> } {
 	const start = windowStart(state.position, lookbackMs);
 	const floor = instant(state.floor);
 	const seen = { ...state.seen };
@@ -226,12 +283,73 @@ export function selectChanges(
 	picked.sort(
 		(a, b) => compareInstants(a.at, b.at) || (a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0),
 	);
-	const position = notAfter(newestUpdate(fetched, state.position, nowMs) ?? state.position, nowMs);
-	const next = prune(
-		{ event: state.event, position, seen, floor: state.floor, resume: !complete, closed },
-		lookbackMs,
+	return { emit: picked.map(({ task }) => task), seen, closed };
+}
+
+/**
+ * One slice of `state.pass`'s window: the tasks read this poll, in uid order, and whether the listing was read to
+ * its end. A pass read whole in one poll is the plain baseline or selectChanges, as without slices. Otherwise the
+ * position stays until the last slice, the pass remembers the last uid read, and marks after the pass's start are
+ * left to the next window (which reads them again), so that each change is emitted once across the slices.
+ */
+export function selectSlice(
+	state: PollState,
+	fetched: IDataObject[],
+	matches: (task: IDataObject) => boolean,
+	lookbackMs: number,
+	nowMs: number,
+	complete: boolean,
+): { emit: IDataObject[]; next: PollState } {
+	const { pass, ...rest } = state;
+	if (!pass) return selectChanges(rest, fetched, matches, lookbackMs, nowMs);
+	if (complete && pass.uid === undefined) {
+		return pass.baseline
+			? { emit: [], next: baseline(state.event, fetched, state.position, lookbackMs, nowMs) }
+			: selectChanges(rest, fetched, matches, lookbackMs, nowMs);
+	}
+	const startedAt: Instant = [pass.startedMs, 0];
+	const inPass = fetched.filter((task) => {
+		const at = instant(windowStamp(state.event, task));
+		return !at || compareInstants(at, startedAt) <= 0;
+	});
+	let emit: IDataObject[] = [];
+	let seen = { ...state.seen };
+	let closed = state.closed && { ...state.closed };
+	if (pass.baseline) {
+		// Everything in the window counts as seen, as in the baseline.
+		if (state.event === 'closedTask') closed = closed ?? {};
+		for (const task of latestByUid(inPass)) {
+			const value = windowStamp(state.event, task);
+			if (!value || !instant(value)) continue;
+			seen[task.uid as string] = value;
+			if (closed) closed[task.uid as string] = marker(state.event, task) as string;
+		}
+	} else {
+		({ emit, seen, closed } = pick(rest, inPass, matches, lookbackMs));
+	}
+	const newest = newestUpdate(
+		fetched,
+		pass.newest ?? (pass.baseline ? undefined : state.position),
+		nowMs,
 	);
-	return { emit: picked.map(({ task }) => task), next };
+	if (complete) {
+		const position = notAfter(newest ?? state.position, pass.startedMs);
+		const floor = later(state.floor, pass.floor);
+		return {
+			emit,
+			next: prune({ event: state.event, position, seen, floor, closed }, lookbackMs),
+		};
+	}
+	const last = fetched.length > 0 ? String(fetched[fetched.length - 1].uid) : pass.uid;
+	const next: PollState = {
+		event: state.event,
+		position: state.position,
+		seen,
+		floor: state.floor,
+		closed,
+		pass: { ...pass, uid: last, ...(newest && { newest }) },
+	};
+	return { emit, next: prune(next, lookbackMs) };
 }
 
 export function isPollState(value: unknown, event: PollEvent): value is PollState {

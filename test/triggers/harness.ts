@@ -151,6 +151,8 @@ export function activePoller(
 	options: {
 		mode?: WorkflowExecuteMode;
 		/** n8n 2.x's poll budget; its own default is 5 minutes. */ budgetMs?: number;
+		/** As n8n 1.x: the context has no getPollBudgetMs at all. */
+		withoutBudget?: boolean;
 	} = {},
 ): Poller {
 	const { workflow, node, additionalData } = build(setup);
@@ -170,6 +172,7 @@ export function activePoller(
 				undefined,
 				options.budgetMs === undefined ? undefined : () => options.budgetMs!,
 			);
+			if (options.withoutBudget) delete (context as { getPollBudgetMs?: unknown }).getPollBudgetMs;
 			return (await setup.nodeType.poll!.call(context)) ?? null;
 		},
 		staticData() {

@@ -480,3 +480,186 @@ describe('Task Backlog Poll Trigger', () => {
 		expect((closed.staticData().state as IDataObject).event).toBe('closedTask');
 	});
 });
+
+describe('Task Backlog Poll Trigger within the poll budget', () => {
+	/**
+	 * A clock on which every listing request takes `stepMs`: Date.now, for the node and the simulator alike, runs
+	 * ahead by that much per listing request logged. The budget decisions are then the same on any machine.
+	 */
+	function slowListings(stepMs: number) {
+		const realNow = Date.now.bind(Date);
+		jest.spyOn(Date, 'now').mockImplementation(() => realNow() + stepMs * listRequests().length);
+	}
+	afterEach(() => jest.restoreAllMocks());
+
+	const STEP_MS = 10_000;
+	/** n8n 2.x's durable scheduler: a poll is abandoned after 45 s and the node told 36 s. */
+	const BUDGET_MS = 36_000;
+
+	/** The simulator stamps quick writes a millisecond apart, ahead of the clock: the next poll starts after them. */
+	async function clockPast(stamps: string[]) {
+		const newest = Math.max(...stamps.map((stamp) => Date.parse(stamp)));
+		while (Date.now() <= newest) await new Promise((resolve) => setTimeout(resolve, 5));
+	}
+
+	/** The tasks a bulk import writes, by PUT /tasks/batch in batches of 50 (one updated_at a batch under strict). */
+	async function bulkImport(n: number): Promise<string[]> {
+		const items = Array.from({ length: n }, (_, i) => ({
+			uid: randomUUID(),
+			fields: { title: `Imported ${i}` },
+		}));
+		for (let i = 0; i < n; i += 50)
+			await api('PUT', '/tasks/batch', { items: items.slice(i, i + 50) });
+		await clockPast(items.map((item) => sim.tasks.get(item.uid)!.updated_at));
+		return items.map((item) => item.uid);
+	}
+
+	/** Polls until a window is read whole and a poll finds nothing; each poll's output and listing requests. */
+	async function drain(p: Poller, maxPolls = 60) {
+		const polls: Array<{ tasks: Task[]; requests: number }> = [];
+		for (let i = 0; i < maxPolls; i++) {
+			const before = listRequests().length;
+			const tasks = tasksOf(await p.poll());
+			polls.push({ tasks, requests: listRequests().length - before });
+			if (tasks.length === 0 && !(p.staticData().state as IDataObject).pass) return polls;
+		}
+		throw new Error(`still reading after ${maxPolls} polls`);
+	}
+	const emittedOf = (polls: Array<{ tasks: Task[] }>) =>
+		polls.flatMap(({ tasks }) => tasks.map((t): [string, string] => [t.uid, t.updated_at]));
+
+	it("a bulk import of 2,000 changes read at a rate that does not fit one poll's budget is emitted over several polls, each change once", async () => {
+		await start();
+		sim.seedTasks(3);
+		slowListings(STEP_MS);
+		const p = poller({ event: 'updatedTask' }, { budgetMs: BUDGET_MS });
+		expect(await p.poll()).toBeNull();
+		const imported = await bulkImport(2000);
+
+		const polls = await drain(p);
+		const emitted = emittedOf(polls);
+		expectNoRepeats(emitted);
+		expect(emitted.map(([uid]) => uid).sort()).toEqual([...imported].sort());
+		// Several polls, none of which read for longer than the budget (each listing request takes 10 s here).
+		expect(polls.filter(({ tasks }) => tasks.length > 0).length).toBeGreaterThanOrEqual(3);
+		for (const { requests } of polls) expect(requests * STEP_MS).toBeLessThanOrEqual(BUDGET_MS);
+		// Each poll's changes go oldest first, as before.
+		for (const { tasks } of polls) {
+			const stamps = tasks.map((t) => Date.parse(t.updated_at));
+			expect(stamps).toEqual([...stamps].sort((a, b) => a - b));
+		}
+		// The window read, the position is the newest change and the next poll has nothing.
+		const newest = imported
+			.map((uid) => sim.tasks.get(uid)!.updated_at)
+			.sort((a, b) => Date.parse(a) - Date.parse(b))
+			.at(-1);
+		expect(Date.parse((p.staticData().state as IDataObject).position as string)).toBe(
+			Date.parse(newest!),
+		);
+		expect(await p.poll()).toBeNull();
+	}, 60000);
+
+	it('the position moves only past a slice read whole: a poll that fails mid-slice changes nothing, and changes made meanwhile are emitted once', async () => {
+		await start();
+		sim.seedTasks(2);
+		slowListings(STEP_MS);
+		const p = poller({ event: 'updatedTask' }, { budgetMs: BUDGET_MS });
+		await p.poll();
+		const before = p.staticData().state as IDataObject;
+		const imported = await bulkImport(600);
+
+		const first = tasksOf(await p.poll());
+		const afterFirst = p.staticData().state as IDataObject;
+		const pass = afterFirst.pass as IDataObject;
+		// Part of the window: the position stays; the slice's end is its last uid, every task up to it was emitted.
+		expect(first.length).toBeGreaterThan(0);
+		expect(first.length).toBeLessThan(600);
+		expect(afterFirst.position).toBe(before.position);
+		const upTo = imported.filter((uid) => uid <= String(pass.uid));
+		expect(first.map((t) => t.uid).sort()).toEqual(upTo.sort());
+
+		// The next poll fails on its second page (as if abandoned there): nothing it read counts.
+		let queries = 0;
+		sim.failNext({
+			status: 400,
+			body: { message: 'refused' },
+			when: (r) => r.path === '/tasks/query' && ++queries === 2,
+		});
+		await expect(p.poll()).rejects.toThrow();
+		expect(p.staticData().state).toEqual(afterFirst);
+
+		// Meanwhile: a task already emitted changes again, and one not read yet changes.
+		const readUid = upTo[0];
+		const unreadUid = imported.find((uid) => uid > String(pass.uid))!;
+		const readAgain = await patch(readUid, { status: 'STARTED' });
+		const unread = await patch(unreadUid, { status: 'STARTED' });
+
+		const polls = await drain(p);
+		const emitted = [
+			...first.map((t): [string, string] => [t.uid, t.updated_at]),
+			...emittedOf(polls),
+		];
+		expectNoRepeats(emitted);
+		// Every imported task, once; the one changed after it was emitted, again with that change.
+		expect(
+			emitted
+				.filter(([uid]) => uid !== readUid)
+				.map(([uid]) => uid)
+				.sort(),
+		).toEqual(imported.filter((uid) => uid !== readUid).sort());
+		expect(emitted.filter(([uid]) => uid === readUid).map(([, at]) => at)).toEqual([
+			first.find((t) => t.uid === readUid)!.updated_at,
+			readAgain.updated_at,
+		]);
+		expect(emitted.filter(([uid]) => uid === unreadUid)).toEqual([[unreadUid, unread.updated_at]]);
+	}, 60000);
+
+	it('without getPollBudgetMs (n8n 1.x) the default budget of 30 s applies', async () => {
+		await start();
+		sim.seedTasks(2);
+		slowListings(STEP_MS);
+		const p = activePoller(
+			{
+				nodeType: new TaskBacklogPollTrigger(),
+				parameters: { event: 'newTask' },
+				credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
+			},
+			{ withoutBudget: true },
+		);
+		// n8n-core's PollContext offers 5 minutes, as n8n 2.x's default scheduler: a window of the same size is read
+		// in one poll.
+		const roomy = poller({ event: 'newTask' });
+		await p.poll();
+		await roomy.poll();
+		const imported = await bulkImport(600);
+		expect(uids(await roomy.poll()).sort()).toEqual([...imported].sort());
+		expect((roomy.staticData().state as IDataObject).pass).toBeUndefined();
+
+		const polls = await drain(p);
+		expectNoRepeats(emittedOf(polls));
+		expect(
+			emittedOf(polls)
+				.map(([uid]) => uid)
+				.sort(),
+		).toEqual([...imported].sort());
+		expect(polls.filter(({ tasks }) => tasks.length > 0).length).toBeGreaterThanOrEqual(2);
+		for (const { requests } of polls) expect(requests * STEP_MS).toBeLessThanOrEqual(30_000);
+	}, 60000);
+
+	it('a first poll whose baseline window does not fit the budget takes it over several polls, emitting nothing', async () => {
+		await start();
+		await clockPast(sim.seedTasks(600).map((task) => task.updated_at));
+		slowListings(STEP_MS);
+		const p = poller({ event: 'updatedTask' }, { budgetMs: BUDGET_MS });
+		const before = listRequests().length;
+		expect(await p.poll()).toBeNull();
+		expect((p.staticData().state as IDataObject).pass).toBeDefined();
+		expect((listRequests().length - before) * STEP_MS).toBeLessThanOrEqual(BUDGET_MS);
+
+		const polls = await drain(p);
+		expect(emittedOf(polls)).toEqual([]);
+		// The next window holds the 600 again (inside the lookback) and the new task: only the new task is emitted.
+		const task = await create('After the start');
+		expect(emittedOf(await drain(p))).toEqual([[task.uid, task.updated_at]]);
+	}, 60000);
+});

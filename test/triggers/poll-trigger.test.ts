@@ -646,6 +646,31 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 		for (const { requests } of polls) expect(requests * STEP_MS).toBeLessThanOrEqual(30_000);
 	}, 60000);
 
+	it('a server that ignores the time condition: every window is all tasks, read over several polls, and each change is emitted once', async () => {
+		await start();
+		const seeded = sim.seedTasks(500);
+		await clockPast(seeded.map((task) => task.updated_at));
+		const hop = await startIgnoringProxy(['updated_at']);
+		slowListings(STEP_MS);
+		const p = poller({ event: 'updatedTask' }, { baseUrl: hop.url, budgetMs: BUDGET_MS });
+		expect(emittedOf(await drain(p))).toEqual([]);
+
+		const [a, b] = [seeded[7], seeded[400]];
+		const a1 = await patch(a.uid, { status: 'STARTED' });
+		const b1 = await patch(b.uid, { status: 'DONE' });
+		const polls = await drain(p);
+		expect(emittedOf(polls).sort(([x], [y]) => (x < y ? -1 : 1))).toEqual(
+			[
+				[a.uid, a1.updated_at],
+				[b.uid, b1.updated_at],
+			].sort(([x], [y]) => (x < y ? -1 : 1)),
+		);
+		// Each window (500 tasks) was read over several polls, none beyond the budget.
+		for (const { requests } of polls) expect(requests * STEP_MS).toBeLessThanOrEqual(BUDGET_MS);
+		expect(emittedOf(await drain(p))).toEqual([]);
+		expect(listRequests().some((r) => conditionOn(r.body, 'updated_at') !== undefined)).toBe(false);
+	}, 60000);
+
 	it('a first poll whose baseline window does not fit the budget takes it over several polls, emitting nothing', async () => {
 		await start();
 		await clockPast(sim.seedTasks(600).map((task) => task.updated_at));

@@ -59,6 +59,38 @@ const POISONED: BurstCaller = {
 	token: 'e2e-poison-token-4d7a',
 	credential: { id: 'taskBacklogPoison1', name: 'Task Backlog (60 per minute, poisoned burst)' },
 };
+/**
+ * Two webhook workflows on one credential (so their executions share requests in n8n): TIMED_OUT has n8n's workflow
+ * setting "Timeout Workflow" on, FOLLOWER has none.
+ */
+const SHARED_CREDENTIAL = {
+	token: 'e2e-shared-token-5b2e',
+	credential: { id: 'taskBacklogShared1', name: 'Task Backlog (a timed-out sender)' },
+};
+const onSharedCredential = (workflowId: string, path: string, webhookId: string): BurstCaller => ({
+	workflowId,
+	path,
+	webhookId,
+	...SHARED_CREDENTIAL,
+});
+const TIMED_OUT = onSharedCredential(
+	'e2eEventTimeout1',
+	'ticket-events-timeout',
+	'9b3f1c7e-2a4d-4e8b-b6f0-5c1d3e7a9f06',
+);
+const FOLLOWER = onSharedCredential(
+	'e2eEventFollow01',
+	'ticket-events-follower',
+	'4e8a2c6f-1b3d-4f7a-9c5e-7d2b4f6a8c07',
+);
+/**
+ * Every task read and write takes SLOW_MS on the service; TIMED_OUT's timeout (whole seconds, n8n's `executionTimeout`)
+ * falls inside the second request of the lane: after the first follower's read (its first SLOW_MS), before the shared
+ * turn TIMED_OUT's client carries ends (twice SLOW_MS), with about a second to spare on each side.
+ */
+const SLOW_MS = 3000;
+const TIMEOUT_SECONDS = 4;
+const FOLLOWERS = 5;
 const BURST_EVENTS = 300;
 /** The value the service refuses in the poisoned burst (the subject of one ticket), and that ticket. */
 const REFUSED_VALUE = 'PAYROLL-4711-secret';
@@ -210,6 +242,27 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	};
 
 	/**
+	 * One ticket event POSTed to a burst workflow's webhook, sent again (up to 5 times, 2 s apart) while n8n refuses it
+	 * with a 503 before starting anything; `refused.byN8n` counts those refusals.
+	 */
+	const deliverEvent = async (
+		caller: BurstCaller,
+		event: object,
+		refused = { byN8n: 0 },
+		timeoutMs = 300_000,
+	) => {
+		for (let attempt = 1; ; attempt++) {
+			const answer = await http('POST', `${server.baseUrl}/webhook/${caller.path}`, {
+				body: event,
+				timeoutMs,
+			});
+			if (answer.status !== 503 || attempt === 5) return answer;
+			refused.byN8n++;
+			await new Promise((resolve) => setTimeout(resolve, 2000));
+		}
+	};
+
+	/**
 	 * Ticket events POSTed at once to a burst workflow, one per execution, the service as the spec states it for
 	 * this caller: 60 requests a minute (a fixed window), batches capped at 50 without saying so (a 413 that gives no
 	 * number), and `service` on top; the options are set back when every event is answered. A sender of events
@@ -231,19 +284,11 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		});
 		try {
 			const since = Date.now();
-			let refusedByN8n = 0;
-			const deliver = async (event: object) => {
-				for (let attempt = 1; ; attempt++) {
-					const answer = await http('POST', `${server.baseUrl}/webhook/${caller.path}`, {
-						body: event,
-						timeoutMs: 300_000,
-					});
-					if (answer.status !== 503 || attempt === 5) return answer;
-					refusedByN8n++;
-					await new Promise((resolve) => setTimeout(resolve, 2000));
-				}
-			};
-			const answers = await Promise.all(events.map(deliver));
+			const refused = { byN8n: 0 };
+			const answers = await Promise.all(
+				events.map((event) => deliverEvent(caller, event, refused)),
+			);
+			const refusedByN8n = refused.byN8n;
 			const seconds = ((Date.now() - since) / 1000).toFixed(1);
 			const requests = stage.sim.requests.filter(
 				(r) => r.at >= since && r.headers.authorization === `Bearer ${caller.token}`,
@@ -271,19 +316,25 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } },
 		]);
 		await stage.folder.importCredentials(
-			[BURST, POISONED].map((caller) => ({
+			[BURST, POISONED, TIMED_OUT].map((caller) => ({
 				...caller.credential,
 				type: 'taskBacklogApi',
 				data: credentialData(stage.sim, caller.token, { requestsPerMinute: 60 }),
 			})),
 		);
-		stage.sim.configure({ tokens: [TOKEN, BURST.token, POISONED.token] });
+		stage.sim.configure({ tokens: [TOKEN, BURST.token, POISONED.token, SHARED_CREDENTIAL.token] });
 		for (const workflow of [
 			twoWay,
 			createAndForget,
 			pollWorkflow(),
 			burstWorkflow(createAndForget, BURST),
 			burstWorkflow(createAndForget, POISONED),
+			// n8n's "Timeout Workflow" setting: `executionTimeout`, in seconds, in the workflow's settings (1.x and 2.x)
+			{
+				...burstWorkflow(createAndForget, TIMED_OUT),
+				settings: { executionOrder: 'v1', executionTimeout: TIMEOUT_SECONDS },
+			},
+			burstWorkflow(createAndForget, FOLLOWER),
 		]) {
 			await stage.folder.importWorkflow(workflow);
 			await timed(`n8n ${major}.x activate ${workflow.id}`, () =>
@@ -297,7 +348,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		await timed(`n8n ${major}.x webhooks registered`, async () => {
 			await stage.folder.waitForWebhook(server.baseUrl, triggerPath, 120_000);
 			await stage.folder.waitForWebhook(server.baseUrl, ticketPath, 120_000);
-			for (const caller of [BURST, POISONED])
+			for (const caller of [BURST, POISONED, TIMED_OUT, FOLLOWER])
 				await stage.folder.waitForWebhook(server.baseUrl, caller.path, 120_000);
 		});
 		// The service is told where to send its events: the trigger's production URL, signed with the shared secret.
@@ -541,6 +592,92 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			expect(failedExecutions[0].data).toContain(`"POISON-${POISONED_TICKET}"`);
 		},
 		8 * 60_000,
+	);
+
+	test(
+		`a shared request whose sending execution n8n cancels (its workflow's timeout) fails no other execution: two workflows on one credential, the service slow (${SLOW_MS / 1000} s a task request); while a follower's read is under way, the timed-out workflow's event (${TIMEOUT_SECONDS} s timeout) and then ${FOLLOWERS} followers' wait for the next shared turn, which the timed-out execution's client carries until n8n cancels it: every follower succeeds with its ticket stored once, the timed-out execution does not`,
+		async () => {
+			const since = Date.now();
+			const ticket = (name: string) => ({ ticket_id: `SHARE-${name}`, subject: `Shared ${name}` });
+			const uidOf = (name: string) => uuidV5(`SHARE-${name}`, DEFAULT_EXTERNAL_ID_NAMESPACE);
+			const mine = () =>
+				stage.sim.requests.filter(
+					(r) => r.at >= since && r.headers.authorization === `Bearer ${SHARED_CREDENTIAL.token}`,
+				);
+			const mentions = (r: (typeof stage.sim.requests)[number], name: string) =>
+				`${r.path} ${JSON.stringify(r.query)} ${JSON.stringify(r.body ?? '')}`.includes(
+					uidOf(name),
+				);
+			const followers = Array.from({ length: FOLLOWERS + 1 }, (_, i) => `F${i}`);
+			stage.sim.configure({
+				faults: {
+					latencyMs: [SLOW_MS, SLOW_MS],
+					only: (r) => r.path === '/tasks' || r.path.startsWith('/tasks/'),
+				},
+			});
+			let answers: Array<Awaited<ReturnType<typeof http>>>;
+			let timedOutAnswer: Awaited<ReturnType<typeof http>> | Error;
+			let timedOutSentAt = 0;
+			try {
+				// F0 alone: its read is under way (SLOW_MS) when the others arrive.
+				const first = deliverEvent(FOLLOWER, ticket('F0'));
+				await waitFor(
+					'the first follower’s read under way',
+					() => mine().some((r) => mentions(r, 'F0')),
+					60_000,
+					20,
+				);
+				// T next, so that its execution is the first waiting for the next turn and its client carries it.
+				timedOutSentAt = Date.now();
+				const timedOut = deliverEvent(TIMED_OUT, ticket('T'), undefined, 60_000).catch(
+					(e: Error) => e,
+				);
+				await new Promise((resolve) => setTimeout(resolve, 1000));
+				const rest = followers.slice(1).map((name) => deliverEvent(FOLLOWER, ticket(name)));
+				[timedOutAnswer, ...answers] = await Promise.all([timedOut, first, ...rest]);
+			} finally {
+				stage.sim.configure({ faults: undefined });
+			}
+			const answeredAfterMs = Date.now() - since;
+			const stored = async (workflowId: string, n: number) =>
+				waitFor(
+					`the ${n} executions of ${workflowId} stored by n8n`,
+					async () => {
+						const found = await finishedExecutions(workflowId, since, true);
+						return found.count >= n && found.executions;
+					},
+					60_000,
+					500,
+				);
+			const followerExecutions = await stored(FOLLOWER.workflowId, followers.length);
+			const [timedOutExecution] = await stored(TIMED_OUT.workflowId, 1);
+			const timedOutData = await executionData(timedOutExecution.id);
+			const requests = mine();
+			const carriedByT = requests.filter((r) => mentions(r, 'T'));
+			const at = (r: { at: number }) => `${((r.at - timedOutSentAt) / 1000).toFixed(1)} s`;
+			log(
+				`n8n ${major}.x timed-out sender: answered after ${(answeredAfterMs / 1000).toFixed(1)} s; ${requests.length} requests (${requests.map((r) => `${r.method} ${r.path.replace(/[0-9a-f-]{36}/i, '{uid}')} ${r.status} at ${at(r)} [${followers.filter((name) => mentions(r, name)).join(' ')}${mentions(r, 'T') ? ' T' : ''}]`).join('; ')}); T's requests ${carriedByT.length}, carrying followers: ${carriedByT.some((r) => followers.some((name) => mentions(r, name)))}; T answered ${timedOutAnswer instanceof Error ? timedOutAnswer.message : `${timedOutAnswer.status} ${timedOutAnswer.text.slice(0, 200)}`}; T's execution ${timedOutExecution.status}, its data says "timed out": ${/timed out/i.test(timedOutData)}; follower executions ${followerExecutions.map((e) => e.status).join(' ')}`,
+			);
+
+			// Every follower succeeds with its own task, stored once with its values.
+			answers.forEach((answer, i) => {
+				expect(answer.status).toBe(200);
+				expect(answer.json.uid).toBe(uidOf(followers[i]));
+			});
+			for (const name of followers) {
+				const tasks = storedTickets(`SHARE-${name}`);
+				expect(tasks).toHaveLength(1);
+				expect(tasks[0].uid).toBe(uidOf(name));
+				expect(tasks[0].fields.title).toBe(`Shared ${name}`);
+			}
+			expect(followerExecutions).toHaveLength(followers.length);
+			expect(followerExecutions.map((e) => e.status)).toEqual(followers.map(() => 'success'));
+			// The timed-out execution is not a success: n8n 2.41.1 and 1.123.81 record it as canceled and answer its event
+			// with a 500 ("There was a problem executing the workflow").
+			expect(timedOutExecution.status).toBe('canceled');
+			expect(timedOutAnswer instanceof Error || timedOutAnswer.status !== 200).toBe(true);
+		},
+		3 * 60_000,
 	);
 
 	test(

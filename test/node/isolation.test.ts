@@ -112,6 +112,45 @@ describe('A refusal of one execution’s value fails that execution only, and no
 		20_000,
 	);
 
+	it('two executions refused alike at the same index of each half of a shared batch fail alone, and no other sees the value', async () => {
+		// The opener's PUT is under way (PUTs take 300 ms) while 8 executions wait for the next write turn: one batch
+		// of 8, the refused titles at index 1 of each half, so both halves are refused with the same message.
+		sim.configure({
+			refuseContent: [SECRET],
+			faults: { latencyMs: [300, 300], only: (req) => req.method === 'PUT' },
+		});
+		const opener = runBacklog(sim, upsert, { items: [ticket(100)] });
+		await underWay(uidOf('E-100'));
+		const refused = [1, 5];
+		const runs = await Promise.all(
+			Array.from({ length: 8 }, (_, i) =>
+				runBacklog(sim, upsert, {
+					items: [ticket(i, refused.includes(i) ? `Invoice ${SECRET}` : `Event ${i}`)],
+					continueOnFail: true,
+				}),
+			),
+		);
+		expect((await opener).error).toBeUndefined();
+		// The layout this test is about: one batch of the 8, the two refused at the same index of each half.
+		const shared = sent(sim, 'PUT', '/tasks/batch').find(
+			(request) => (request.body as { items: unknown[] }).items.length === 8,
+		);
+		const titles = (shared?.body as { items: Array<{ fields: { title: string } }> }).items.map(
+			(item) => item.fields.title,
+		);
+		expect(titles.flatMap((title, at) => (title.includes(SECRET) ? [at] : []))).toEqual([1, 5]);
+		for (const [i, run] of runs.entries()) {
+			if (refused.includes(i)) {
+				expect(String(run.json[0].error)).toContain(SECRET);
+				expect(sim.tasks.has(uidOf(`E-${i}`))).toBe(false);
+				continue;
+			}
+			expect(run.json[0].error).toBeUndefined();
+			expect(shown(run)).not.toContain(SECRET);
+			expect(sim.tasks.get(uidOf(`E-${i}`))?.fields.title).toBe(`Event ${i}`);
+		}
+	}, 20_000);
+
 	it('a 403 on every request of a shared batch fails each execution once, without splitting the batch down to single tasks', async () => {
 		sim.configure({ faults: { latencyMs: [100, 100] } });
 		const refusals = Array.from({ length: 20 }, () => ({

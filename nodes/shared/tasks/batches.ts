@@ -229,13 +229,36 @@ async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attemp
 	}
 }
 
-/** The same failure: status and message alike (the message names no item when it is the same for disjoint parts). */
-function sameFailure(first: unknown, second: unknown): boolean {
+/**
+ * Where a refusal points at one item of a batch: `items[3]`, `items.3` (a detail's `loc` joined), `items/3`, a `loc`
+ * holding `"items", 3`, `item 3`, `index 3`.
+ */
+const NAMES_AN_ITEM =
+	/\bitems?\s*(?:\[\s*\d|[./#:]\s*\d|\s+#?\d)|"items",\s*\d|\b(?:index|position)\s*:?\s*\d/i;
+
+/** The text strings of a write (4 characters or more: shorter ones say too little to be what a message quotes). */
+function textsOf(value: unknown, into: string[] = []): string[] {
+	if (typeof value === 'string' && value.length >= 4) into.push(value);
+	else if (value && typeof value === 'object')
+		for (const entry of Object.values(value as IDataObject)) textsOf(entry, into);
+	return into;
+}
+
+/**
+ * Whether both halves' refusal is the request's, not one write's: the same status and message, and either a 403 (the
+ * token may not write) or a message that names no item nor quotes a value sent. Two bad values at the same index of
+ * each half are refused with the same message too (`items[1].fields.title: …`): every write would get it, the
+ * value in it.
+ */
+function requestRefused(first: unknown, second: unknown, writes: Planned[]): boolean {
+	if (!(first instanceof NodeApiError && second instanceof NodeApiError)) return false;
+	if (first.httpCode !== second.httpCode || first.message !== second.message) return false;
+	if (first.httpCode === '403') return true;
+	// What the server said (our own "PUT /tasks/batch failed with …" around it would match short values).
+	const text = JSON.stringify(responseBody(first) ?? first.message);
 	return (
-		first instanceof NodeApiError &&
-		second instanceof NodeApiError &&
-		first.httpCode === second.httpCode &&
-		first.message === second.message
+		!NAMES_AN_ITEM.test(text) &&
+		!writes.some((write) => textsOf(sentBody(write)).some((value) => text.includes(value)))
 	);
 }
 
@@ -281,14 +304,18 @@ async function inHalves(client: BacklogClient, writes: Planned[]): Promise<Batch
 /**
  * The writes of several runs refused with a status that may be about one of them: sent again in halves, each half
  * settled on its own, so that one bad write costs a few requests, not one per run. When both halves are refused alike
- * the refusal is about the request (a token that may not write, say), not a write: every write gets it, and nothing
- * is split further.
+ * with a refusal about the request (a token that may not write, say: requestRefused), every write gets it, and
+ * nothing is split further.
  */
 async function isolate(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
 	const half = Math.ceil(writes.length / 2);
 	const parts = [writes.slice(0, half), writes.slice(half)];
 	const tries = [await attempt(client, parts[0]), await attempt(client, parts[1])];
-	if ('error' in tries[0] && 'error' in tries[1] && sameFailure(tries[0].error, tries[1].error)) {
+	if (
+		'error' in tries[0] &&
+		'error' in tries[1] &&
+		requestRefused(tries[0].error, tries[1].error, writes)
+	) {
 		const { error } = tries[0];
 		return { results: writes.map(() => ({ error: error as Error })) };
 	}

@@ -451,6 +451,42 @@ describe('query', () => {
 		});
 		expect(comb.status).toBe(422);
 	});
+	test('queryIgnores: a server that ignores conditions on uid, or the sorts, answers as if they were absent', async () => {
+		const s = await start({ queryIgnores: ['uid'] });
+		s.seedTasks(4, (i) => ({
+			uid: UID(i + 1),
+			fields: { title: `t${i}`, team: i < 3 ? 'a' : 'b' },
+		}));
+		const body = {
+			condition: {
+				combinator: 'and',
+				conditions: [
+					{ field: 'fields.team', operator: '==', value: 'a' },
+					{ field: 'uid', operator: '>', value: UID(1) },
+				],
+			},
+			sorts: [{ field: 'uid', direction: 'descending' }],
+		};
+		const uids = async () =>
+			(await call(s, 'POST', '/tasks/query', { body })).json.items.map((t: Task) => t.uid);
+		expect(await uids()).toEqual([UID(3), UID(2), UID(1)]); // the team condition kept, the uid one dropped
+		s.configure({ queryIgnores: ['sorts'] });
+		expect(await uids()).toEqual([UID(2), UID(3)]); // created_at order
+		s.configure({ queryIgnores: [] });
+		expect(await uids()).toEqual([UID(3), UID(2)]);
+	});
+
+	test('the issue-32 server: GET /tasks pages of at most 13 (maxPageSize), /tasks/query pages of 100 (queryMaxLimit)', async () => {
+		for (const profile of ['lenient', 'strict'] as const) {
+			const s = await start({ profile, maxPageSize: 13, readings: { queryMaxLimit: 100 } });
+			s.seedTasks(150);
+			const list = await call(s, 'GET', '/tasks?limit=100');
+			expect(list.json.items).toHaveLength(13);
+			expect(list.json.meta.limit).toBe(13);
+			const query = await call(s, 'POST', '/tasks/query?limit=100', { body: { limit: 100 } });
+			expect(query.json.items).toHaveLength(100);
+		}
+	});
 });
 
 describe('batch', () => {

@@ -158,12 +158,32 @@ export const listTasks = (store: Store, sp: URLSearchParams): Page<Task> => {
 	return { items: renderTasks(store, page.items, expand), meta: page.meta };
 };
 
+/** A condition tree without its conditions on `uid` (undefined when nothing is left). */
+const withoutUid = (condition: unknown): unknown => {
+	if (!isPlainObject(condition)) return condition;
+	if (Array.isArray(condition.conditions)) {
+		const kept = condition.conditions.map(withoutUid).filter((c) => c !== undefined);
+		return kept.length > 0 ? { ...condition, conditions: kept } : undefined;
+	}
+	return condition.field === 'uid' ? undefined : condition;
+};
+
+/** Option `queryIgnores`: the query body as a server that ignores those parts reads it. */
+const ignoredParts = (store: Store, body: unknown): unknown => {
+	const ignores = store.opts.queryIgnores ?? [];
+	if (!isPlainObject(body) || ignores.length === 0) return body;
+	const read: Record<string, unknown> = { ...body };
+	if (ignores.includes('uid')) read.condition = withoutUid(read.condition);
+	if (ignores.includes('sorts')) delete read.sorts;
+	return read;
+};
+
 export const queryTasks = (
 	store: Store,
 	sp: URLSearchParams,
 	rawBody: unknown,
 ): Page<Task> | { items: Task[]; meta: { limit: number; total_count: number } } => {
-	const body = rawBody === undefined || rawBody === null ? {} : rawBody;
+	const body = ignoredParts(store, rawBody === undefined || rawBody === null ? {} : rawBody);
 	if (!isPlainObject(body)) throw unprocessable([msgIssue(['body'], 'dict')]);
 	const issues: Issue[] = [
 		...validateCondition(

@@ -228,6 +228,12 @@ export interface SimulatorOptions {
 	 * faults; empty or absent: nothing refused.
 	 */
 	refuseContent?: string[];
+	/**
+	 * Parts of a POST /tasks/query body the service ignores, as a server that does not filter or sort on them would:
+	 * `uid` drops every condition on the field `uid` (answering as if it were absent), `sorts` drops the sorts (answers
+	 * in its own order: created_at, then uid). Empty or absent: nothing ignored.
+	 */
+	queryIgnores?: Array<'uid' | 'sorts'>;
 	webhooks?: WebhookTarget[];
 	persistFile?: string;
 	seed?: number;

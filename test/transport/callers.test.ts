@@ -60,6 +60,39 @@ describe('Per-caller state is bounded', () => {
 		);
 	});
 
+	it('past the cap with every caller busy, the caller just added keeps its state: one limiter for its token, not two', () => {
+		for (let i = 0; i <= MAX_CALLERS; i++)
+			callerState(`busy-${i}`).part('lane', () => ({ busy: () => true }));
+		// Enough new callers that some are added by a touch that walks the registry (it does not on every touch).
+		const kept = Array.from({ length: 3 * MAX_CALLERS }, (_, i) => {
+			const limiter = callerState(`new-${i}`).part('limiter', () => ({ tag: 'first' }));
+			return callerState(`new-${i}`).part('limiter', () => ({ tag: 'second' })) === limiter;
+		});
+		expect(kept.every(Boolean)).toBe(true);
+		// The last busy one too was kept past the cap: its part was made after its touch, as the limiter's.
+		expect(
+			callerState('busy-1000')
+				.part('lane', () => ({ busy: () => false }))
+				.busy(),
+		).toBe(true);
+	});
+
+	it('past the cap with every caller busy, a touch does not ask every caller again whether it is busy', () => {
+		let asked = 0;
+		const busy = () => {
+			asked++;
+			return true;
+		};
+		for (let i = 0; i <= MAX_CALLERS; i++) callerState(`busy-${i}`).part('lane', () => ({ busy }));
+		asked = 0;
+		const touches = 3 * MAX_CALLERS;
+		for (let i = 0; i < touches; i++) callerState(`new-${i}`);
+		// One walk past the busy ones per as many touches: about one question a touch, not MAX_CALLERS.
+		expect(asked).toBeLessThanOrEqual(2 * touches);
+		// The idle ones are still dropped, a walk later: the busy ones and at most as many more.
+		expect(callerCount()).toBeLessThanOrEqual(2 * (MAX_CALLERS + 1) + 1);
+	});
+
 	it('executions on many tokens leave at most MAX_CALLERS callers, and each still writes its ticket', async () => {
 		const tokens = Array.from({ length: 40 }, (_, i) => `token-${i}`);
 		sim.configure({ tokens });

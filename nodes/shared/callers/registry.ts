@@ -56,15 +56,32 @@ export function callerState(key: string): Caller {
 	caller.usedAt = at;
 	// The most recently used last: a Map keeps insertion order.
 	callers.set(key, caller);
-	prune(at);
+	prune(at, caller);
 	return caller;
 }
 
-function prune(at: number) {
-	for (const [key, caller] of callers) {
-		if (callers.size <= MAX_CALLERS && at - caller.usedAt < IDLE_MS) break;
-		if (!caller.busy()) callers.delete(key);
+/**
+ * Touches left before the next walk past the cap, after a walk that found every other caller busy: walking them all
+ * again on each touch would cost O(callers) per touch while they stay busy; resting as many touches as it passed makes
+ * it O(1) on average. Within the cap, or with an idle caller to drop, a walk stops early and needs no rest.
+ */
+let restingTouches = 0;
+
+function prune(at: number, touched: Caller) {
+	if (restingTouches > 0) {
+		restingTouches--;
+		return;
 	}
+	let passedBusy = 0;
+	for (const [key, caller] of callers) {
+		if (callers.size <= MAX_CALLERS && at - caller.usedAt < IDLE_MS) return;
+		// The touched caller, last in the map: its parts are made after this returns (it is not busy yet), and dropped
+		// now, a second one would be made at its next touch (a second limiter for one token: twice the rate).
+		if (caller === touched) break;
+		if (!caller.busy()) callers.delete(key);
+		else passedBusy++;
+	}
+	restingTouches = passedBusy;
 }
 
 /** How many callers this process remembers (bounded by MAX_CALLERS while they are idle). */
@@ -73,4 +90,5 @@ export const callerCount = () => callers.size;
 /** Forgets every caller: for tests, which start each from a process's first execution. */
 export function resetCallers() {
 	callers.clear();
+	restingTouches = 0;
 }

@@ -17,6 +17,8 @@ export interface TaskQuery {
 	stopAfter?: (page: IDataObject[]) => boolean;
 	/** The greatest uid the query can match (a `uid in [...]` list): read by uid, a page that reaches it is the last. */
 	lastUid?: string;
+	/** Sees each page's `meta` (cursors, total_count) before `stopAfter` sees its tasks. */
+	onMeta?: (meta: Page['meta']) => void;
 	itemIndex?: number;
 }
 
@@ -98,6 +100,7 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 			itemIndex: query.itemIndex,
 		});
 		const items = Array.isArray(page?.items) ? page.items : [];
+		query.onMeta?.(page?.meta);
 		stopped = query.stopAfter?.(items) === true;
 		return { items, meta: page?.meta };
 	};
@@ -143,6 +146,13 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	return (userSorts.length > 0 ? sortLocally(byUid, userSorts) : byUid).slice(0, maxItems);
 }
 
+/**
+ * The server answered pages by uid out of uid order (it ignores the sort, or the condition `uid > last`, repeating a
+ * page): what follows cannot be read reliably that way. A NodeOperationError, so a caller that has no other way fails
+ * with it; the listing (listTasks.ts) catches it and reads through GET /tasks instead.
+ */
+export class UnsoundPagingError extends NodeOperationError {}
+
 /** Paging by uid is only sound if the server sorted by uid; otherwise say so instead of returning a partial list. */
 function checkUidOrder(
 	client: BacklogClient,
@@ -154,7 +164,7 @@ function checkUidOrder(
 	for (const task of items) {
 		const uid = String(task.uid);
 		if (previous !== undefined && !(uid > previous)) {
-			throw new NodeOperationError(
+			throw new UnsoundPagingError(
 				client.ctx.getNode(),
 				'The service returned more /tasks/query results than one page, without a cursor and without sorting by uid, so the rest cannot be read reliably',
 				{

@@ -264,11 +264,15 @@ export class BacklogClient {
 		}
 	}
 
-	/** Follows `meta.next_cursor` until it is empty (spec 4.1), one page at a time. */
+	/**
+	 * Follows `meta.next_cursor` until it is empty (spec 4.1), one page at a time. `onMeta` sees each page's `meta`
+	 * before the page is yielded.
+	 */
 	async *pages(
 		request: ApiRequest,
 		pageSize: number,
 		maxItems = Infinity,
+		onMeta?: (meta: Page['meta']) => void,
 	): AsyncGenerator<IDataObject[]> {
 		let cursor: string | undefined;
 		let fetched = 0;
@@ -279,6 +283,7 @@ export class BacklogClient {
 			const page = await this.request<Page>({ ...request, qs });
 			const items = Array.isArray(page?.items) ? page.items : [];
 			fetched += items.length;
+			onMeta?.(page?.meta);
 			yield items;
 			const next = page?.meta?.next_cursor;
 			// No self_cursor: the endpoint does not paginate (rule 3). A repeated cursor would loop forever.

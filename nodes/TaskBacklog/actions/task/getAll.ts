@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
+import { listTasks } from '../../../shared/tasks/listTasks';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
 import { invalidParameter } from '../shared/parameters';
 import {
@@ -121,18 +122,31 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		};
 		if (filters.search) qs.search = filters.search;
 		if (filters.archived === true) qs.archived = true;
-		tasks = [];
-		// Read until Limit tasks match, not until Limit were returned: a server may leave a filter out (or list archived
-		// tasks too), and the tasks our side then drops are not counted. A search keeps the full page size: the service
-		// searches at most 10 × the page size.
-		for await (const page of client.pages(
-			{ method: 'GET', path: '/tasks', qs, itemIndex },
-			filters.search ? PAGE_SIZE : Math.min(PAGE_SIZE, max),
-		)) {
-			tasks.push(...page.filter(wanted));
-			if (tasks.length >= max) break;
+		if (max === Infinity) {
+			// Return All: through whichever endpoint carries the most tasks per request (a search only GET /tasks has).
+			const condition = taskQueryCondition(
+				this.getNode(),
+				{ customFields: filters.customFields },
+				[],
+			);
+			const query: IDataObject = Object.keys(condition).length > 0 ? { condition } : {};
+			if (expand.length > 0) query.expand = expand;
+			const listing = { qs, query: filters.search ? undefined : query, itemIndex };
+			tasks = (await listTasks(client, listing)).filter(wanted);
+		} else {
+			tasks = [];
+			// Read until Limit tasks match, not until Limit were returned: a server may leave a filter out (or list
+			// archived tasks too), and the tasks our side then drops are not counted. A search keeps the full page size:
+			// the service searches at most 10 × the page size.
+			for await (const page of client.pages(
+				{ method: 'GET', path: '/tasks', qs, itemIndex },
+				filters.search ? PAGE_SIZE : Math.min(PAGE_SIZE, max),
+			)) {
+				tasks.push(...page.filter(wanted));
+				if (tasks.length >= max) break;
+			}
+			tasks = tasks.slice(0, max);
 		}
-		tasks = tasks.slice(0, max);
 		if (filters.search && tasks.length === 0)
 			await checkSearchUnderstood(this, client, qs, itemIndex);
 	}

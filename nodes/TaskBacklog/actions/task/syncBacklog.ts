@@ -2,14 +2,15 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
+import { listTasks } from '../../../shared/tasks/listTasks';
 import { readTasksByUid } from '../../../shared/tasks/readByUid';
+import { taskQueryCondition } from '../../../shared/tasks/filters';
 import type { TaskWrite } from '../../../shared/tasks/writeTasks';
 import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
-import { PAGE_SIZE } from '../shared/read';
 import { batchSize, taskGateway } from '../shared/requestOptions';
 import type { Source, Step } from '../shared/syncPlan';
 import {
@@ -140,13 +141,15 @@ export async function execute(
 	};
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
-	// The server filters by custom field (spec 4.2 rule 3); checking again here keeps a lax server from widening the sync.
+	// The server filters by custom field (spec 4.2 rule 3; as a query condition when /tasks/query carries more tasks per
+	// request); checking again here keeps a lax server from widening the sync.
 	const listedAt = now();
+	const bySource = { customFields: { field: [{ name: source.field, value: source.value }] } };
 	const existing = (
-		await client.list(
-			{ method: 'GET', path: '/tasks', qs: { [source.field]: source.value } },
-			PAGE_SIZE,
-		)
+		await listTasks(client, {
+			qs: { [source.field]: source.value },
+			query: { condition: taskQueryCondition(this.getNode(), bySource, []) },
+		})
 	).filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
 	const known = new Map<string, IDataObject | undefined>(
 		existing.map((task) => [String(task.uid).toLowerCase(), task]),

@@ -1,6 +1,7 @@
 // One ticket per execution, many executions at once in one n8n process (the spec's event-driven usage): their reads
 // and writes share requests (nodes/shared/sharing/coalesce.ts), and each execution still gets exactly its own results.
 import type { IDataObject } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { Simulator } from '../../tools/simulator/simulator';
 import { runBacklog, sent, TOKEN, useSimulator, uidOf, upsertByTicket } from '../helpers/backlog';
@@ -23,6 +24,23 @@ const refuseFirstItemOfFirstBatch = () =>
 		body: { detail: [{ loc: ['body', 'items', 0, 'fields', 'title'], msg: 'value not accepted' }] },
 		when: (req) => req.method === 'PUT' && req.path === '/tasks/batch',
 	});
+
+/** 5 executions at once with this Share Requests Across Executions: each sends only its own GET and PUT. */
+async function expectOwnRequestsOnly(shareRequests: unknown) {
+	slowServer();
+	const own = { ...upsert, requestOptions: { shareRequests } };
+	const runs = await Promise.all(
+		Array.from({ length: 5 }, (_, i) => runBacklog(sim, own, { items: [ticket(i)] })),
+	);
+	for (const run of runs) expect(run.error).toBeUndefined();
+	expect(sim.tasks.size).toBe(5);
+	const requests = sim.requests.map((request) => `${request.method} ${request.path}`).sort();
+	const expected = Array.from({ length: 5 }, (_, i) => [
+		`GET /tasks/${uidOf(`E-${i}`)}`,
+		`PUT /tasks/${uidOf(`E-${i}`)}`,
+	]).flat();
+	expect(requests).toEqual(expected.sort());
+}
 
 describe('Executions at once, one ticket each, share their requests', () => {
 	it('40 executions of Create or Update by External ID store 40 tasks with far fewer requests than 2 per execution', async () => {
@@ -64,20 +82,32 @@ describe('Executions at once, one ticket each, share their requests', () => {
 	}, 30_000);
 
 	it('with Share Requests Across Executions off, executions at once send only their own requests: a GET and a PUT each', async () => {
-		slowServer();
-		const own = { ...upsert, requestOptions: { shareRequests: false } };
-		const runs = await Promise.all(
-			Array.from({ length: 5 }, (_, i) => runBacklog(sim, own, { items: [ticket(i)] })),
-		);
-		for (const run of runs) expect(run.error).toBeUndefined();
-		expect(sim.tasks.size).toBe(5);
-		const requests = sim.requests.map((request) => `${request.method} ${request.path}`).sort();
-		const expected = Array.from({ length: 5 }, (_, i) => [
-			`GET /tasks/${uidOf(`E-${i}`)}`,
-			`PUT /tasks/${uidOf(`E-${i}`)}`,
-		]).flat();
-		expect(requests).toEqual(expected.sort());
+		await expectOwnRequestsOnly(false);
 	});
+
+	it('with Share Requests Across Executions given as the text "false" by an expression, executions at once send only their own requests', async () => {
+		await expectOwnRequestsOnly('={{ "false" }}');
+	});
+
+	it.each([
+		['={{ "0" }}', '"0"'],
+		['={{ "no" }}', '"no"'],
+		['={{ 0 }}', '0'],
+	])(
+		'Share Requests Across Executions from the expression %s, neither true nor false, is an error naming the option and the item, before any request',
+		async (expression, shown) => {
+			const run = await runBacklog(
+				sim,
+				{ ...upsert, requestOptions: { shareRequests: expression } },
+				{ items: [ticket(1)] },
+			);
+			expect(run.error).toBeInstanceOf(NodeOperationError);
+			expect(run.error!.message).toMatch(/^Item 0/);
+			expect(run.error!.message).toContain('Share Requests Across Executions');
+			expect(run.error!.message).toContain(shown);
+			expect(sim.requests).toHaveLength(0);
+		},
+	);
 
 	it('a lone execution is not held back: one ticket costs a GET and a PUT', async () => {
 		const run = await runBacklog(sim, upsert, { items: [ticket(1)] });

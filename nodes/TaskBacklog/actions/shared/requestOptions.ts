@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { numberSetting } from '../../../shared/numbers';
 import { sharedGateway } from '../../../shared/sharing/coalesce';
@@ -120,7 +121,38 @@ export function batchSize(ctx: IExecuteFunctions): number {
 	return batching === false ? 1 : Number(size ?? DEFAULT_BATCH_SIZE);
 }
 
+/**
+ * A yes/no of Request Options, read once (for item 0): its default when not set, true or false as given or as the text
+ * an expression gives ("false": a check for `=== false` alone kept it on), anything else an error naming the option,
+ * as for the numbers: nothing silently taken for on.
+ */
+function optionBoolean(
+	ctx: IExecuteFunctions,
+	value: unknown,
+	name: string,
+	fallback: boolean,
+): boolean {
+	if (value === undefined || value === null || value === '') return fallback;
+	const text = typeof value === 'string' ? value.trim() : value;
+	if (text === true || text === 'true') return true;
+	if (text === false || text === 'false') return false;
+	throw new NodeOperationError(
+		ctx.getNode(),
+		`Item 0: Request Options › ${name} is ${JSON.stringify(value) ?? String(value)}: it must be true or false`,
+		{
+			itemIndex: 0,
+			description: `Set ${name} under Request Options to true or false (the expression is read for the first item).`,
+		},
+	);
+}
+
 /** How this node's task reads and writes are sent: shared with other executions at once (the default), or its own. */
 export function taskGateway(ctx: IExecuteFunctions): TaskGateway {
-	return options(ctx).shareRequests === false ? directGateway : sharedGateway;
+	const share = optionBoolean(
+		ctx,
+		options(ctx).shareRequests,
+		'Share Requests Across Executions',
+		true,
+	);
+	return share ? sharedGateway : directGateway;
 }

@@ -1,0 +1,27 @@
+// Installs what the end-to-end suite needs before it starts (both pinned n8n majors, Redis for queue mode), in its
+// own process so that the unit tests run meanwhile. Each install is idempotent and locked (tools/n8n/install.ts), so
+// an end-to-end file that needs one before this finishes waits for it instead of installing twice. Exit 0 even when
+// something could not be installed: the file that needs it then says why (and reports its tests skipped or failed).
+import { ensureN8n, type N8nMajor } from '../n8n/n8n';
+import { ensureRedis } from '../n8n/redis';
+
+const log = (line: string) => console.log(line);
+
+async function main(): Promise<void> {
+	const started = Date.now();
+	// 2.x first: `npm run demo` has usually installed it already, so this costs nothing and 1.x starts at once.
+	for (const major of [2, 1] as N8nMajor[]) {
+		const step = Date.now();
+		try {
+			const install = await ensureN8n(major, log);
+			log(`n8n ${install.version} ready (${((Date.now() - step) / 1000).toFixed(1)} s)`);
+		} catch (error) {
+			log(`n8n ${major}.x could not be installed: ${(error as Error).message}`);
+		}
+	}
+	const redis = ensureRedis(log);
+	log('skipped' in redis ? `no Redis: ${redis.skipped}` : `redis-server ${redis.version} ready`);
+	log(`done in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+void main();

@@ -304,26 +304,56 @@ async function installN8n(
 		),
 	);
 	log(`npm install n8n ${version}: ${seconds(step)}`);
-	// sqlite3's prebuilt download is not reachable: compile it against Node 24's headers.
+	// sqlite3's prebuilt download is not reachable: compile it against Node 24's headers, once per sqlite3 version
+	// (both majors pin the same one): the other major's install copies the compiled module from the cache.
 	step = Date.now();
-	await withHeartbeat(log, 'compiling sqlite3', () =>
-		npm(
-			['rebuild', 'sqlite3', '--ignore-scripts=false', '--foreground-scripts'],
-			'npm rebuild sqlite3',
-			REBUILD_TIMEOUT_MS,
-			{
-				npm_config_build_from_source: 'true',
-			},
-		),
+	const sqlite3Dir = path.join(dir, 'node_modules', 'sqlite3');
+	const compiled = path.join(sqlite3Dir, 'build', 'Release', 'node_sqlite3.node');
+	const sqlite3Version = (
+		await readJson<{ version: string }>(path.join(sqlite3Dir, 'package.json'))
+	)?.version;
+	const kept = path.join(
+		cacheRoot(),
+		`sqlite3-${sqlite3Version}-node-${NODE_VERSION}-${process.platform}-${process.arch}.node`,
 	);
-	await runCommand(toolchain.nodeBin, ['-e', "require('sqlite3')"], {
-		cwd: path.join(dir, 'node_modules', 'n8n'),
-		env: cleanEnv(),
-		timeoutMs: 60_000,
-		label: 'loading sqlite3 after the rebuild',
-		check: true,
-	});
-	log(`npm rebuild sqlite3: ${seconds(step)}`);
+	const loads = async (label: string) =>
+		(
+			await runCommand(toolchain.nodeBin, ['-e', "require('sqlite3')"], {
+				cwd: path.join(dir, 'node_modules', 'n8n'),
+				env: cleanEnv(),
+				timeoutMs: 60_000,
+				label,
+			})
+		).code === 0;
+	let reused = false;
+	if (sqlite3Version && fs.existsSync(kept)) {
+		await fsp.mkdir(path.dirname(compiled), { recursive: true });
+		await fsp.copyFile(kept, compiled);
+		reused = await loads('loading the kept sqlite3 build');
+		if (!reused) await fsp.rm(path.join(sqlite3Dir, 'build'), { recursive: true, force: true });
+	}
+	if (!reused) {
+		await withHeartbeat(log, 'compiling sqlite3', () =>
+			npm(
+				['rebuild', 'sqlite3', '--ignore-scripts=false', '--foreground-scripts'],
+				'npm rebuild sqlite3',
+				REBUILD_TIMEOUT_MS,
+				{
+					npm_config_build_from_source: 'true',
+				},
+			),
+		);
+		if (!(await loads('loading sqlite3 after the rebuild')))
+			throw new Error(`sqlite3 of n8n ${version} does not load after its rebuild (${logFile})`);
+		if (sqlite3Version) {
+			const partial = `${kept}.${process.pid}`;
+			await fsp.copyFile(compiled, partial);
+			await fsp.rename(partial, kept);
+		}
+	}
+	log(
+		`${reused ? 'sqlite3 compiled by an earlier install, copied' : 'npm rebuild sqlite3'}: ${seconds(step)}`,
+	);
 	if (!fs.existsSync(install.n8nBin))
 		throw new Error(`n8n ${version} installed but ${install.n8nBin} is missing`);
 	const resultLock = await fsp

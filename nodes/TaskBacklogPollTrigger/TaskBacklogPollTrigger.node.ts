@@ -17,9 +17,11 @@ import {
 	taskQueryCondition,
 } from '../shared/tasks/filters';
 import { BacklogClient } from '../shared/transport/client';
+import { listTasks } from '../shared/tasks/listTasks';
 import { queryTasks } from '../shared/tasks/queryTasks';
 import type { PollEvent, PollState } from './changes';
 import { compareInstants, instant, isPollState, marker, selectSlice, windowStart } from './changes';
+import { carryOver, resumeState } from './carryOver';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;
@@ -176,9 +178,20 @@ export class TaskBacklogPollTrigger implements INodeType {
 					stopAfter: slice.stopAfter,
 				});
 			}
-			// GET /tasks (Send Time Filter off, custom-field filters only) is read whole: its order is not the uid's.
+			// GET /tasks (Send Time Filter off, custom-field filters only) is read whole: its order is not the uid's. Read
+			// whole, it goes through the listing that picks the endpoint carrying the most tasks per request.
 			const qs = customFieldQuery(this.getNode(), filters);
-			return await client.list({ method: 'GET', path: '/tasks', qs }, PAGE_SIZE, maxItems);
+			if (maxItems !== Infinity)
+				return await client.list({ method: 'GET', path: '/tasks', qs }, PAGE_SIZE, maxItems);
+			const condition = taskQueryCondition(
+				this.getNode(),
+				{ customFields: filters.customFields },
+				[],
+			);
+			return await listTasks(client, {
+				qs,
+				query: Object.keys(condition).length > 0 ? { condition } : {},
+			});
 		};
 
 		if (this.getMode() === 'manual') {
@@ -196,7 +209,10 @@ export class TaskBacklogPollTrigger implements INodeType {
 		}
 
 		const staticData = this.getWorkflowStaticData('node');
-		const saved = staticData.state;
+		// Where n8n did not save what the last poll left (it emitted nothing), its state from this process.
+		const key = `${this.getWorkflow().id ?? ''}:${this.getNode().id ?? this.getNode().name}`;
+		const resumed = resumeState(key, staticData.state);
+		const saved = resumed.state;
 		let state: PollState;
 		if (!isPollState(saved, event)) {
 			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
@@ -242,7 +258,9 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const tasks = await list(pass.afterMs, Infinity, { afterUid: pass.uid, stopAfter });
 		const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
 		staticData.state = next as unknown as IDataObject;
-		return emit.length > 0 && !pass.baseline ? [this.helpers.returnJsonArray(emit)] : null;
+		if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
+		carryOver(key, resumed.from, next);
+		return null;
 	}
 }
 

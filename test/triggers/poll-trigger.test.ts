@@ -242,6 +242,20 @@ describe('Task Backlog Poll Trigger', () => {
 		expect(emitted).toHaveLength(4);
 	});
 
+	it('with Send Time Filter off, each poll lists through the endpoint that carries the most per request: 500 tasks on GET pages of 13 cost one GET page and the query pages, and a change is emitted once', async () => {
+		// Issue 32's server: GET /tasks clamps pages to 13, /tasks/query to 100.
+		await start({ maxPageSize: 13, readings: { queryMaxLimit: 100 } });
+		const seeded = sim.seedTasks(500);
+		const p = poller({ event: 'updatedTask', options: { sendTimeFilter: false } });
+		expect(await p.poll()).toBeNull();
+		await patch(seeded[321].uid, { status: 'STARTED' });
+		sim.clearRequests();
+		expect(uids(await p.poll())).toEqual([seeded[321].uid]);
+		expect(listRequests().filter((r) => r.method === 'GET')).toHaveLength(1);
+		expect(listRequests().length).toBeLessThanOrEqual(1 + Math.ceil(500 / 100) + 1);
+		expect(await p.poll()).toBeNull();
+	});
+
 	it('more changes than one page between two polls are all emitted once', async () => {
 		// The server clamps every page to 10 items, whatever the trigger asks for.
 		await start({ maxPageSize: 10 });

@@ -153,12 +153,21 @@ export function activePoller(
 		/** n8n 2.x's poll budget; its own default is 5 minutes. */ budgetMs?: number;
 		/** As n8n 1.x: the context has no getPollBudgetMs at all. */
 		withoutBudget?: boolean;
+		/**
+		 * As n8n 2.x's durable scheduler (without durable cursors): every poll starts from the static data as last
+		 * saved, which is saved after the first poll (the activation's) and then only after a poll that emits.
+		 */
+		savedOnlyWhenEmitting?: boolean;
 	} = {},
 ): Poller {
 	const { workflow, node, additionalData } = build(setup);
 	const mode = options.mode ?? 'trigger';
+	const key = `node:${node.name}`;
+	let saved: string | undefined;
 	return {
 		async poll() {
+			if (options.savedOnlyWhenEmitting && saved !== undefined)
+				(workflow.staticData as IDataObject)[key] = JSON.parse(saved) as IDataObject;
 			const context = new PollContext(
 				workflow,
 				node,
@@ -173,7 +182,10 @@ export function activePoller(
 				options.budgetMs === undefined ? undefined : () => options.budgetMs!,
 			);
 			if (options.withoutBudget) delete (context as { getPollBudgetMs?: unknown }).getPollBudgetMs;
-			return (await setup.nodeType.poll!.call(context)) ?? null;
+			const output = (await setup.nodeType.poll!.call(context)) ?? null;
+			if (saved === undefined || output !== null)
+				saved = JSON.stringify(workflow.getStaticData('node', node));
+			return output;
 		},
 		staticData() {
 			return JSON.parse(JSON.stringify(workflow.getStaticData('node', node))) as IDataObject;

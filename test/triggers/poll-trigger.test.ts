@@ -36,6 +36,7 @@ function poller(
 		credentials?: IDataObject;
 		budgetMs?: number;
 		mode?: 'manual' | 'trigger';
+		savedOnlyWhenEmitting?: boolean;
 	} = {},
 ): Poller {
 	return activePoller(
@@ -49,7 +50,11 @@ function poller(
 				...options.credentials,
 			},
 		},
-		{ budgetMs: options.budgetMs, mode: options.mode },
+		{
+			budgetMs: options.budgetMs,
+			mode: options.mode,
+			savedOnlyWhenEmitting: options.savedOnlyWhenEmitting,
+		},
 	);
 }
 
@@ -541,6 +546,15 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 	}
 	const emittedOf = (polls: Array<{ tasks: Task[] }>) =>
 		polls.flatMap(({ tasks }) => tasks.map((t): [string, string] => [t.uid, t.updated_at]));
+	/** Each of `uids` emitted across the polls, and each once. */
+	const expectEachOnce = (polls: Array<{ tasks: Task[] }>, uids: string[]) => {
+		expectNoRepeats(emittedOf(polls));
+		expect(
+			emittedOf(polls)
+				.map(([uid]) => uid)
+				.sort(),
+		).toEqual([...uids].sort());
+	};
 
 	it("a bulk import of 2,000 changes read at a rate that does not fit one poll's budget is emitted over several polls, each change once", async () => {
 		await start();
@@ -628,6 +642,34 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 		expect(emitted.filter(([uid]) => uid === unreadUid)).toEqual([[unreadUid, unread.updated_at]]);
 	}, 60000);
 
+	it("under n8n 2.x's durable scheduler, which saves a poll's state only when the poll emits, the windows after a bulk import (which hold it again, read over several polls) emit each later change once", async () => {
+		await start();
+		sim.seedTasks(2);
+		slowListings(STEP_MS);
+		const p = poller(
+			{ event: 'updatedTask' },
+			{ budgetMs: BUDGET_MS, savedOnlyWhenEmitting: true },
+		);
+		expect(await p.poll()).toBeNull();
+		const imported = await bulkImport(600);
+		expectEachOnce(await drain(p), imported);
+
+		// The next window holds the 600 again (inside the lookback): its slices before the last change emit nothing,
+		// and n8n keeps nothing of those polls. The first and the last task in uid order change.
+		const [lowest, highest] = [[...imported].sort()[0], [...imported].sort().at(-1)!];
+		const changed = [
+			await patch(lowest, { status: 'STARTED' }),
+			await patch(highest, { status: 'STARTED' }),
+		];
+		await clockPast(changed.map((task) => task.updated_at));
+		const polls = await drain(p);
+		expect(polls.filter(({ requests }) => requests > 0).length).toBeGreaterThanOrEqual(2);
+		expect(emittedOf(polls).sort()).toEqual(
+			changed.map((task): [string, string] => [task.uid, task.updated_at]).sort(),
+		);
+		expect(emittedOf(await drain(p))).toEqual([]);
+	}, 60000);
+
 	it('without getPollBudgetMs (n8n 1.x) the default budget of 30 s applies', async () => {
 		await start();
 		sim.seedTasks(2);
@@ -650,12 +692,7 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 		expect((roomy.staticData().state as IDataObject).pass).toBeUndefined();
 
 		const polls = await drain(p);
-		expectNoRepeats(emittedOf(polls));
-		expect(
-			emittedOf(polls)
-				.map(([uid]) => uid)
-				.sort(),
-		).toEqual([...imported].sort());
+		expectEachOnce(polls, imported);
 		expect(polls.filter(({ tasks }) => tasks.length > 0).length).toBeGreaterThanOrEqual(2);
 		for (const { requests } of polls) expect(requests * STEP_MS).toBeLessThanOrEqual(30_000);
 	}, 60000);

@@ -21,6 +21,7 @@ import { listTasks } from '../shared/tasks/listTasks';
 import { queryTasks } from '../shared/tasks/queryTasks';
 import type { PollEvent, PollState } from './changes';
 import { compareInstants, instant, isPollState, marker, selectSlice, windowStart } from './changes';
+import { carryOver, resumeState } from './carryOver';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;
@@ -208,7 +209,10 @@ export class TaskBacklogPollTrigger implements INodeType {
 		}
 
 		const staticData = this.getWorkflowStaticData('node');
-		const saved = staticData.state;
+		// Where n8n did not save what the last poll left (it emitted nothing), its state from this process.
+		const key = `${this.getWorkflow().id ?? ''}:${this.getNode().id ?? this.getNode().name}`;
+		const resumed = resumeState(key, staticData.state);
+		const saved = resumed.state;
 		let state: PollState;
 		if (!isPollState(saved, event)) {
 			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
@@ -254,7 +258,9 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const tasks = await list(pass.afterMs, Infinity, { afterUid: pass.uid, stopAfter });
 		const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
 		staticData.state = next as unknown as IDataObject;
-		return emit.length > 0 && !pass.baseline ? [this.helpers.returnJsonArray(emit)] : null;
+		if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
+		carryOver(key, resumed.from, next);
+		return null;
 	}
 }
 

@@ -240,6 +240,17 @@ describe('Where /tasks/query cannot be relied on for a listing, GET /tasks is (i
 		60_000,
 	);
 
+	it.each([404, 403])(
+		'a server that answers /tasks/query with a %i: Get Many falls back to GET /tasks and returns every task once',
+		async (status) => {
+			sim.failNext({ status, when: (request) => request.path === '/tasks/query' });
+			await returnAllOf(300);
+			expect(listingQueries()).toHaveLength(1);
+			expect(listPages()).toHaveLength(Math.ceil(300 / 13));
+		},
+		60_000,
+	);
+
 	it('a server that knows only the documented query operators (==, and) refuses uid > last: Get Many falls back to GET /tasks and returns every task once', async () => {
 		sim.configure({ readings: { ...noCursors, queryOperators: 'documented' } });
 		await returnAllOf(300);

@@ -41,8 +41,15 @@ async function listingMemory(client: BacklogClient): Promise<ListingMemory> {
 	return callerState(await client.callerKey()).part('listing', () => ({}));
 }
 
-const hasStatus = (error: unknown, ...statuses: string[]) =>
-	error instanceof NodeApiError && statuses.includes(String(error.httpCode));
+/**
+ * A refusal of the query itself: a 4xx but 401 (which ends the run), 408 and 429 (retried, then failing as they
+ * came). A 400 or 422 says the server does not take a condition or operator; a 403, 404 or 405 that this caller has no
+ * /tasks/query to list with.
+ */
+const refused = (error: unknown) => {
+	const status = error instanceof NodeApiError ? Number(error.httpCode) : NaN;
+	return status >= 400 && status < 500 && ![401, 408, 429].includes(status);
+};
 
 /**
  * Every task a filter selects (not archived), through the endpoint that carries the most tasks per request.
@@ -52,7 +59,8 @@ const hasStatus = (error: unknown, ...statuses: string[]) =>
  * filter selects. When more pages follow and a /tasks/query page holds more (100 asked; what the caller learnt of the
  * server's clamp, kept per caller), the rest is read through the query instead, paged by uid (queryTasks.ts): sorted
  * by uid, `uid > last`, or its cursors where it has them. That read stands only when it is sound:
- * - the server took the query (a 400 or 422 says it does not know a condition or operator),
+ * - the server took the query (a 400 or 422 says it does not know a condition or operator; a 403, 404 or 405 that
+ *   this caller has none to list with),
  * - it paged in uid order (a server that ignores the sort or the condition `uid > last` repeats a page or answers out
  *   of order: UnsoundPagingError), with no task twice,
  * - it selected the same tasks as GET /tasks: the same `total_count` where both give one, as many tasks as GET's
@@ -135,7 +143,7 @@ async function listByQuery(
 		},
 	});
 	const tasks = await read.catch((error: unknown): IDataObject[] | Promise<IDataObject[]> =>
-		error instanceof UnsoundPagingError || hasStatus(error, '400', '422') ? [] : read,
+		error instanceof UnsoundPagingError || refused(error) ? [] : read,
 	);
 	if (verdict === 'no better') {
 		memory.queryPage = sizes[0];

@@ -79,6 +79,22 @@ const timeoutBin =
 		? ['/usr/bin/timeout', '/bin/timeout'].find((f) => fs.existsSync(f))
 		: undefined;
 
+/**
+ * A detached child starts a session, and with it (Linux's autogroup scheduling) a CPU share of its own that ignores
+ * this process's nice value: its group gets that value too, so that a lowered priority (`npm test`'s lane "rest")
+ * also holds for the n8n it starts.
+ */
+function keepPriority(child: ChildProcess): void {
+	if (process.platform !== 'linux' || child.pid === undefined) return;
+	const nice = os.getPriority();
+	if (nice <= 0) return;
+	try {
+		fs.writeFileSync(`/proc/${child.pid}/autogroup`, String(nice));
+	} catch {
+		// no autogroup scheduling here: the nice value the child inherited is what counts
+	}
+}
+
 export function spawnTracked(command: string, args: string[], opts: SpawnOptions): Tracked {
 	installExitHooks();
 	const backstop = timeoutBin
@@ -90,6 +106,7 @@ export function spawnTracked(command: string, args: string[], opts: SpawnOptions
 		detached: true, // own process group, so that a stop also ends grandchildren (n8n's task runner)
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
+	keepPriority(child);
 	liveChildren.add(child);
 	opts.owner?.add(child);
 	let timedOut = false;

@@ -1,8 +1,9 @@
 // `npm test` after the build: lint, then the unit tests while the end-to-end suite's installs run in another process
-// (prepare.ts), then the end-to-end files in two lanes side by side, each lane one file at a time. Lane "timed" holds
-// the files whose assertions count time or rates (bursts within a deadline, 429 shares, fair shares between
-// processes); lane "rest" holds every other file, so a new file lands there by itself. Each file's time is printed
-// at the end. Exit code: 0 only when every step passed.
+// (prepare.ts), then the end-to-end files in two lanes side by side, each lane one file at a time. Lane "timed" runs
+// first the files whose assertions count time or rates (bursts within a deadline, 429 shares, fair shares between
+// processes), at normal priority, then helps with the others; lane "rest" runs only the others, at the lowest CPU
+// priority, so that the timed files run as if alone. A new file lands with the others by itself. Each file's time is
+// printed at the end. Exit code: 0 only when every step passed.
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -12,7 +13,7 @@ const jestBin = require.resolve('jest/bin/jest', { paths: [root] });
 const config = path.join(root, 'test', 'jest.config.js');
 const resultsDir = path.join(root, '.build', 'test-results');
 
-/** Files whose tests assert on durations or on how requests share a rate window: kept apart from each other. */
+/** Files whose tests assert on durations or on how requests share a rate window: never beside each other. */
 const TIMED = [
 	/test\/e2e\/triggers\.test\.ts$/,
 	/test\/e2e\/queue-mode\.test\.ts$/,
@@ -67,12 +68,13 @@ function run(
 const jest = (label: string, args: string[], opts: { lowPriority?: boolean } = {}) =>
 	run(label, process.execPath, [jestBin, '-c', config, ...args], opts);
 
-async function listE2eFiles(): Promise<string[]> {
+/** The test files of one jest project. */
+async function listFiles(project: string): Promise<string[]> {
 	let listed = '';
 	await new Promise<void>((resolve, reject) => {
 		const child = spawn(
 			process.execPath,
-			[jestBin, '-c', config, '--selectProjects', 'e2e', 'e2e-strict', '--listTests'],
+			[jestBin, '-c', config, '--selectProjects', project, '--listTests'],
 			{ cwd: root, stdio: ['ignore', 'pipe', 'inherit'] },
 		);
 		child.stdout.on('data', (chunk: Buffer) => (listed += chunk.toString('utf8')));
@@ -80,27 +82,70 @@ async function listE2eFiles(): Promise<string[]> {
 			code === 0 ? resolve() : reject(new Error(`jest --listTests: ${code}`)),
 		);
 	});
-	return [...new Set(listed.split('\n').filter((line) => line.endsWith('.test.ts')))].sort();
+	return listed.split('\n').filter((line) => line.endsWith('.test.ts'));
 }
 
-interface FileResult {
-	name: string;
-	status: string;
-	perfStats: { runtime: number };
-	displayName?: string | { name: string };
+/** One end-to-end file in one project: what a lane runs at a time. */
+interface Unit {
+	project: string;
+	file: string;
 }
 
-function fileTimes(lane: string): string[] {
-	const file = path.join(resultsDir, `e2e-${lane}.json`);
-	if (!fs.existsSync(file)) return [`  ${lane}: no results (${file} missing)`];
-	const results = (JSON.parse(fs.readFileSync(file, 'utf8')) as { testResults: FileResult[] })
-		.testResults;
-	return results.map((result) => {
-		const project =
-			typeof result.displayName === 'string' ? result.displayName : result.displayName?.name;
-		const seconds = (result.perfStats.runtime / 1000).toFixed(1).padStart(6);
-		return `  ${lane.padEnd(5)} ${seconds} s  ${result.status.padEnd(6)} ${project ?? ''} ${path.relative(root, result.name)}`;
-	});
+/** The file's time and status, from jest's JSON results (one line; never throws). */
+function unitTime(lane: string, unit: Unit, resultFile: string, seconds: number): string {
+	let status = 'no results';
+	try {
+		const results = (
+			JSON.parse(fs.readFileSync(resultFile, 'utf8')) as { testResults: Array<{ status: string }> }
+		).testResults;
+		status = results.map((result) => result.status).join(', ') || 'no tests';
+	} catch {
+		// jest died before writing them: the status says so
+	}
+	return `  ${lane.padEnd(5)} ${seconds.toFixed(1).padStart(6)} s  ${status.padEnd(6)} ${unit.project.padEnd(10)} ${path.relative(root, unit.file)}`;
+}
+
+/**
+ * Two lanes take end-to-end files one at a time, each file and project in its own jest run. Lane "timed" runs the
+ * timed files first, then helps with the others; lane "rest" (lowest CPU priority) takes only the others. The others
+ * go longest first (by their size: a fair guess of their time).
+ */
+async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string[] }> {
+	const isTimed = (unit: Unit) => TIMED.some((pattern) => pattern.test(unit.file));
+	const timed = units.filter(isTimed);
+	const others = units
+		.filter((unit) => !isTimed(unit))
+		.sort((a, b) => fs.statSync(b.file).size - fs.statSync(a.file).size);
+	const lines: string[] = [];
+	let code = 0;
+	const runUnit = async (lane: string, unit: Unit, lowPriority: boolean) => {
+		const resultFile = path.join(
+			resultsDir,
+			`${unit.project}-${path.basename(unit.file, '.test.ts')}.json`,
+		);
+		fs.rmSync(resultFile, { force: true });
+		const outcome = await jest(
+			lane,
+			[
+				'--selectProjects',
+				unit.project,
+				'--json',
+				`--outputFile=${resultFile}`,
+				'--runTestsByPath',
+				unit.file,
+			],
+			{ lowPriority },
+		);
+		if (outcome.code !== 0) code = outcome.code;
+		lines.push(unitTime(lane, unit, resultFile, outcome.seconds));
+	};
+	const lane = async (name: string, first: Unit[], lowPriority: boolean) => {
+		for (const unit of first) await runUnit(name, unit, lowPriority);
+		for (let unit = others.shift(); unit; unit = others.shift())
+			await runUnit(name, unit, lowPriority);
+	};
+	await Promise.all([lane('timed', timed, false), lane('rest', [], true)]);
+	return { code, lines };
 }
 
 // `--e2e`: the end-to-end lanes only (development; `npm test` runs everything).
@@ -123,31 +168,16 @@ async function main(): Promise<number> {
 		if (unit.code !== 0) return unit.code;
 	} else await prepared;
 
-	const files = await listE2eFiles();
-	const timed = files.filter((file) => TIMED.some((pattern) => pattern.test(file)));
-	const rest = files.filter((file) => !timed.includes(file));
-	const lane = (name: string, lanefiles: string[], lowPriority: boolean) =>
-		jest(
-			name,
-			[
-				'--selectProjects',
-				'e2e',
-				'e2e-strict',
-				'--runInBand',
-				'--json',
-				`--outputFile=${path.join(resultsDir, `e2e-${name}.json`)}`,
-				'--runTestsByPath',
-				...lanefiles,
-			],
-			{ lowPriority },
-		);
-	const lanes = await Promise.all([lane('timed', timed, false), lane('rest', rest, true)]);
-	console.log(`[test] end-to-end files (two lanes side by side), ${elapsed()} in all:`);
-	for (const line of [...fileTimes('timed'), ...fileTimes('rest')]) console.log(line);
+	const e2eStarted = Date.now();
+	const units: Unit[] = [];
+	for (const project of ['e2e', 'e2e-strict'])
+		for (const file of await listFiles(project)) units.push({ project, file });
+	const e2e = await runEndToEnd(units);
 	console.log(
-		`[test] lanes: timed ${lanes[0].seconds.toFixed(0)} s, rest ${lanes[1].seconds.toFixed(0)} s`,
+		`[test] end-to-end files, two lanes side by side: ${((Date.now() - e2eStarted) / 60_000).toFixed(1)} min (${elapsed()} in all)`,
 	);
-	return lanes.find((outcome) => outcome.code !== 0)?.code ?? 0;
+	for (const line of e2e.lines) console.log(line);
+	return e2e.code;
 }
 
 void main().then((code) => process.exit(code));

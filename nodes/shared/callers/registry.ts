@@ -3,7 +3,7 @@ import { now } from '../clock';
 /**
  * The one place that remembers anything between executions in this process: per caller, what the transport and the
  * task layers learnt or share (rate limiter, shared lanes, tasks written lately, the batch size and uids per read the
- * server accepts, tasks known to exist). A caller is the key a module gives: the hash of the base URL, the token and
+ * server accepts, tasks known to exist, the page sizes of its two listings). A caller is the key a module gives: the hash of the base URL, the token and
  * the headers that say who calls (BacklogClient.callerKey), or of the base URL and token alone for what the server
  * counts per token (the rate limiter). Nothing here holds a token.
  *

@@ -17,8 +17,12 @@ Prints tables; writes bench-results/bench.json and bench-results/requests-over-t
   --http-max 10000          run the HTTP Request contender for real up to this N (once per N), and extrapolate
                             above it, linearly and marked as such
   --only auto,define,http   contenders: auto = Map Automatically, define = Define Below, http = HTTP Request
-  --parts sync,capped,returnAll,overhead
-                            what to run (overhead: CPU per 1,000 items with the rate limit off)
+  --parts sync,capped,returnAll,overhead,scheduled
+                            what to run (overhead: CPU per 1,000 items with the rate limit off; scheduled: Sync
+                            Backlog of a churned backlog on the issue 32 server, GET /tasks pages of 13, /tasks/query
+                            pages of 100, batch limit 50, and Return All of 10,000 on it)
+  --scheduled-sizes 10000,50000
+                            backlogs the scheduled part syncs (1 % of titles changed, 0.5 % new, 0.5 % gone)
   --real-minute             also run our node at N = 10,000 with the service's real 60 s window (minutes)
   --cpu-prof                profile one 10,000-item Map Automatically run (rate limit off) with node --cpu-prof
                             on the n8n process; prints the top of the profile, keeps the .cpuprofile in --out
@@ -32,12 +36,15 @@ Prints tables; writes bench-results/bench.json and bench-results/requests-over-t
 `;
 
 export type ContenderKey = 'auto' | 'define' | 'http';
-export type Part = 'sync' | 'capped' | 'returnAll' | 'overhead';
+export type Part = 'sync' | 'capped' | 'returnAll' | 'overhead' | 'scheduled';
+const PARTS: Part[] = ['sync', 'capped', 'returnAll', 'overhead', 'scheduled'];
 
 export interface Options {
 	majors: N8nMajor[];
 	sizes: number[];
 	cappedSizes: number[];
+	/** backlogs the scheduled part syncs */
+	scheduledSizes: number[];
 	windowMs: number;
 	httpMax: number;
 	only: ContenderKey[];
@@ -53,6 +60,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--majors': 'value',
 	'--sizes': 'value',
 	'--capped-sizes': 'value',
+	'--scheduled-sizes': 'value',
 	'--window-ms': 'value',
 	'--http-max': 'value',
 	'--only': 'value',
@@ -69,10 +77,11 @@ export function parseArgs(argv: string[]): Options {
 		majors: [2],
 		sizes: [1000, 10000, 50000],
 		cappedSizes: [10000],
+		scheduledSizes: [10000, 50000],
 		windowMs: 1000,
 		httpMax: 10000,
 		only: ['auto', 'define', 'http'],
-		parts: ['sync', 'capped', 'returnAll', 'overhead'],
+		parts: [...PARTS],
 		realMinute: false,
 		cpuProf: false,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
@@ -88,6 +97,9 @@ export function parseArgs(argv: string[]): Options {
 				break;
 			case '--capped-sizes':
 				options.cappedSizes = arg.numbers();
+				break;
+			case '--scheduled-sizes':
+				options.scheduledSizes = arg.numbers();
 				break;
 			case '--window-ms':
 				options.windowMs = arg.number();
@@ -119,11 +131,15 @@ export function parseArgs(argv: string[]): Options {
 		}
 	});
 	if (options.majors.some((m) => m !== 1 && m !== 2)) fail('--majors takes 1 and/or 2', USAGE);
-	if ([...options.sizes, ...options.cappedSizes].some((n) => !Number.isInteger(n) || n < 1))
-		fail('--sizes and --capped-sizes take whole numbers', USAGE);
+	if (
+		[...options.sizes, ...options.cappedSizes, ...options.scheduledSizes].some(
+			(n) => !Number.isInteger(n) || n < 1,
+		)
+	)
+		fail('--sizes, --capped-sizes and --scheduled-sizes take whole numbers', USAGE);
 	if (options.only.some((c) => !['auto', 'define', 'http'].includes(c)))
 		fail('--only takes auto, define and/or http', USAGE);
-	if (options.parts.some((p) => !['sync', 'capped', 'returnAll', 'overhead'].includes(p)))
-		fail('--parts takes sync, capped, returnAll and/or overhead', USAGE);
+	if (options.parts.some((p) => !PARTS.includes(p)))
+		fail('--parts takes sync, capped, returnAll, overhead and/or scheduled', USAGE);
 	return options;
 }

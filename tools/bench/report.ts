@@ -35,6 +35,7 @@ export function writeReport(bench: BenchRun, options: Options, started: number) 
 				returnAll: bench.returnAll,
 				overhead: bench.overhead,
 				profiles: bench.profiles,
+				scheduled: bench.scheduled,
 				targets,
 			},
 			null,
@@ -60,13 +61,14 @@ export function reportAgain(options: Options) {
 	const saved = options.reportFrom.map(
 		(file) => JSON.parse(fs.readFileSync(file, 'utf8')) as Results & { environment: Json },
 	);
-	const results: Results = { sync: [], returnAll: [], overhead: [], profiles: [] };
+	const results: Results = { sync: [], returnAll: [], overhead: [], profiles: [], scheduled: [] };
 	const merged: Options = { ...options, majors: [], sizes: [], cappedSizes: [] };
 	for (const file of saved) {
 		results.sync.push(...file.sync);
 		results.returnAll.push(...file.returnAll);
 		results.overhead.push(...file.overhead);
 		results.profiles.push(...(file.profiles ?? []));
+		results.scheduled?.push(...(file.scheduled ?? []));
 		const used = (file.environment.options ?? {}) as Partial<Options>;
 		for (const major of used.majors ?? [])
 			if (!merged.majors.includes(major)) merged.majors.push(major);

@@ -60,11 +60,16 @@ export interface SyncResult {
 export interface ReturnAllResult {
 	scenario: 'returnAll';
 	major: N8nMajor;
+	/** open (pages of 100), or the issue's server (GET /tasks pages of 13, /tasks/query pages of 100); open if absent */
+	server?: 'open' | 'issue';
 	ok: boolean;
 	error?: string;
 	tasks: number;
 	items: number;
 	requests: number;
+	/** GET /tasks pages and POST /tasks/query pages (absent before issue 32) */
+	listingGets?: number;
+	queries?: number;
 	rejected429: number;
 	nodeMs: number;
 	floorMs: number;
@@ -73,6 +78,47 @@ export interface ReturnAllResult {
 	/** the same workflow with Limit 1 instead of Return All */
 	baselinePeakRssMb?: number;
 	cpuMs?: number;
+}
+
+/** Sync Backlog of a churned backlog on the issue's server (issue 32 item 5). */
+export interface ScheduledSyncResult {
+	scenario: 'scheduled';
+	major: N8nMajor;
+	n: number;
+	windowMs: number;
+	ok: boolean;
+	error?: string;
+	requests: number;
+	/** GET /tasks (the listing's pages) */
+	listingGets: number;
+	/** GET /tasks/{uid} and the like */
+	otherGets: number;
+	/** POST /tasks/query that list (not `uid in [...]`) */
+	listingQueries: number;
+	/** POST /tasks/query with `uid in [...]`: the reads before writing */
+	bulkReads: number;
+	/** requests that wrote (not GET, not POST /tasks/query) */
+	writeRequests: number;
+	rejected429: number;
+	otherErrors: number;
+	/** what the churn should do */
+	expected: { closed: number; created: number; updated: number };
+	/** the node's output items by action */
+	actions: Record<string, number>;
+	/** the source's tasks after the run, those closed, tickets held by more than one task */
+	tasks: number;
+	closed: number;
+	duplicates: number;
+	/** ceil(N / 100) + the writes in batches of 50 */
+	requestsNeeded: number;
+	/** floor(1.1 × requestsNeeded + 5) */
+	bound: number;
+	nodeMs: number;
+	/** ceil(requestsNeeded / 60) windows */
+	floorMs: number;
+	processWallMs: number;
+	cpuMs?: number;
+	peakRssMb?: number;
 }
 
 export interface OverheadRow {
@@ -117,4 +163,6 @@ export interface Results {
 	returnAll: ReturnAllResult[];
 	overhead: OverheadResult[];
 	profiles: ProfileResult[];
+	/** absent in bench.json files written before issue 32 */
+	scheduled?: ScheduledSyncResult[];
 }

@@ -10,6 +10,7 @@ import { CONTENDER, type Results, type SyncResult } from './results';
 import { runOverhead } from './run-overhead';
 import { runProfile } from './run-profile';
 import { runReturnAll } from './run-return-all';
+import { churnedTicketsNode, runScheduledSync, scheduledSyncParameters } from './run-scheduled';
 import { extrapolate, runSync } from './run-sync';
 import { LIMIT, OVERHEAD_N, PROFILE_N, TOKEN, log } from './setup';
 import { BenchWorkflows } from './workflows';
@@ -101,8 +102,8 @@ export async function runMajor(
 				);
 			}
 		}
-		if (options.parts.includes('returnAll')) {
-			const returnAllId = workflows.add(
+		function returnAllWorkflows() {
+			const returnAll = workflows.add(
 				W.workflow('benchReturnAll01', 'bench: Return All', [
 					W.manualTrigger(),
 					W.backlogNode('Task Backlog', limited, {
@@ -112,7 +113,7 @@ export async function runMajor(
 					}),
 				]),
 			);
-			const limitOneId = workflows.add(
+			const limitOne = workflows.add(
 				W.workflow('benchReturnOne01', 'bench: Limit 1', [
 					W.manualTrigger(),
 					W.backlogNode('Task Backlog', limited, {
@@ -123,8 +124,33 @@ export async function runMajor(
 					}),
 				]),
 			);
+			return { returnAll, limitOne };
+		}
+		if (options.parts.includes('returnAll')) {
+			const ids = returnAllWorkflows();
 			plan.push(
-				async () => void results.returnAll.push(await runReturnAll(run, returnAllId, limitOneId)),
+				async () =>
+					void results.returnAll.push(await runReturnAll(run, ids.returnAll, ids.limitOne)),
+			);
+		}
+		// Sync Backlog of a churned backlog on the issue 32 server, and Return All of 10,000 on it
+		if (options.parts.includes('scheduled')) {
+			for (const n of options.scheduledSizes) {
+				const id = workflows.add(
+					W.workflow(`benchSched${String(n).padStart(6, '0')}`, `bench: Sync Backlog ${n}`, [
+						W.manualTrigger(),
+						churnedTicketsNode('Tickets', n),
+						W.backlogNode('Task Backlog', limited, scheduledSyncParameters()),
+					]),
+				);
+				plan.push(async () => void results.scheduled?.push(await runScheduledSync(run, id, n)));
+			}
+			const ids = returnAllWorkflows();
+			plan.push(
+				async () =>
+					void results.returnAll.push(
+						await runReturnAll(run, ids.returnAll, ids.limitOne, 'issue'),
+					),
 			);
 		}
 		if (options.parts.includes('overhead')) {

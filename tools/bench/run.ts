@@ -39,7 +39,14 @@ export async function runBench(options: Options, started: number): Promise<Bench
 		maxPageSize: PAGE_SIZE,
 		seed: 1,
 	});
-	const bench: BenchRun = { sync: [], returnAll: [], overhead: [], profiles: [], environment: {} };
+	const bench: BenchRun = {
+		sync: [],
+		returnAll: [],
+		overhead: [],
+		profiles: [],
+		scheduled: [],
+		environment: {},
+	};
 	Object.assign(bench.environment, {
 		n8n: describeVersions(),
 		cpus: os.cpus().length,

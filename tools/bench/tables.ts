@@ -5,7 +5,8 @@ import { fmt, seconds, serverLabel, table } from './format';
 import type { Options } from './options';
 import type { ProfileSummary } from './profile';
 import { CONTENDER_NAME, type Results } from './results';
-import { BATCH_SIZE, LIMIT, PAGE_SIZE } from './setup';
+import { ISSUE_PAGE_SIZE } from './run-scheduled';
+import { BATCH_SIZE, CAPPED_BATCH_LIMIT, LIMIT, PAGE_SIZE } from './setup';
 import { majorTargets } from './targets';
 
 export function reportTables(bench: Results, options: Options): { text: string; targets: Json[] } {
@@ -15,6 +16,7 @@ export function reportTables(bench: Results, options: Options): { text: string; 
 		out.push(
 			...syncTable(bench, major),
 			...returnAllTable(bench, major),
+			...scheduledTable(bench, major),
 			...overheadTable(bench, major),
 			...profileSection(bench, major),
 		);
@@ -88,14 +90,15 @@ function syncTable(bench: Results, major: N8nMajor): string[] {
 }
 
 function returnAllTable(bench: Results, major: N8nMajor): string[] {
-	const returnAll = bench.returnAll.find((r) => r.major === major);
-	if (!returnAll) return [];
+	const rows = bench.returnAll.filter((r) => r.major === major);
+	if (rows.length === 0) return [];
 	return [
-		`\n### Return All, n8n ${major}.x (Get Many of ${fmt(returnAll.tasks)} seeded tasks, pages of ${PAGE_SIZE})\n`,
+		`\n### Return All, n8n ${major}.x (Get Many of ${fmt(rows[0].tasks)} seeded tasks; open server: pages of ${PAGE_SIZE}; issue 32's server: GET /tasks pages of ${ISSUE_PAGE_SIZE}, /tasks/query pages of ${PAGE_SIZE})\n`,
 		table(
 			[
+				'Server',
 				'Items',
-				'Requests',
+				'Requests (GET /tasks / queries)',
 				'429s',
 				'Wall (s)',
 				'Floor (s)',
@@ -103,18 +106,65 @@ function returnAllTable(bench: Results, major: N8nMajor): string[] {
 				'Same with Limit 1 (MB)',
 				'CPU (s)',
 			],
+			rows.map((returnAll) => [
+				`${returnAll.server === 'issue' ? "issue 32's server" : 'open'}${returnAll.ok ? '' : ' FAILED'}`,
+				fmt(returnAll.items),
+				`${fmt(returnAll.requests)} (${fmt(returnAll.listingGets)} / ${fmt(returnAll.queries)})`,
+				fmt(returnAll.rejected429),
+				seconds(returnAll.nodeMs),
+				seconds(returnAll.floorMs),
+				fmt(returnAll.peakRssMb),
+				fmt(returnAll.baselinePeakRssMb),
+				returnAll.cpuMs === undefined ? 'n/a' : seconds(returnAll.cpuMs),
+			]),
+		),
+	];
+}
+
+function scheduledTable(bench: Results, major: N8nMajor): string[] {
+	const rows = (bench.scheduled ?? []).filter((r) => r.major === major);
+	if (rows.length === 0) return [];
+	return [
+		`\n### Scheduled sync, n8n ${major}.x (Sync Backlog; 1 % of titles changed, 0.5 % new, 0.5 % gone; issue 32's server: GET /tasks pages of ${ISSUE_PAGE_SIZE}, /tasks/query pages of ${PAGE_SIZE}, batch limit ${CAPPED_BATCH_LIMIT} undocumented; rate limit ${LIMIT} requests per window)\n`,
+		table(
 			[
-				[
-					fmt(returnAll.items),
-					fmt(returnAll.requests),
-					fmt(returnAll.rejected429),
-					seconds(returnAll.nodeMs),
-					seconds(returnAll.floorMs),
-					fmt(returnAll.peakRssMb),
-					fmt(returnAll.baselinePeakRssMb),
-					returnAll.cpuMs === undefined ? 'n/a' : seconds(returnAll.cpuMs),
-				],
+				'N',
+				'Window',
+				'Requests',
+				'GET /tasks',
+				'Listing queries',
+				'Bulk reads',
+				'Other GETs',
+				'Writes',
+				'429s',
+				'Closed / created / updated',
+				'Needed',
+				'Bound',
+				'Wall (s)',
+				'Floor (s)',
+				'Wall / floor',
+				'CPU (s)',
+				'Peak RSS (MB)',
 			],
+			rows.map((r) => [
+				`${fmt(r.n)}${r.ok ? '' : ' FAILED'}`,
+				`${r.windowMs / 1000} s`,
+				fmt(r.requests),
+				fmt(r.listingGets),
+				fmt(r.listingQueries),
+				fmt(r.bulkReads),
+				fmt(r.otherGets),
+				fmt(r.writeRequests),
+				fmt(r.rejected429),
+				`${fmt(r.actions.close ?? 0)} / ${fmt(r.actions.create ?? 0)} / ${fmt(r.actions.update ?? 0)}`,
+				fmt(r.requestsNeeded),
+				fmt(r.bound),
+				seconds(r.nodeMs),
+				seconds(r.floorMs),
+				fmt(r.nodeMs / r.floorMs, 2),
+				r.cpuMs === undefined ? 'n/a' : seconds(r.cpuMs),
+				fmt(r.peakRssMb),
+			]),
 		),
 	];
 }

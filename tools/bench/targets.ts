@@ -30,6 +30,36 @@ export function majorTargets(bench: Results, major: N8nMajor): Json[] {
 			value: `${fmt(perSecond)} items/s (${fmt(nodeProfile.ourStackMs / (PROFILE_N / 1000), 1)} CPU ms per 1,000)`,
 		});
 	}
+	for (const r of (bench.scheduled ?? []).filter((s) => s.major === major)) {
+		const at = `n8n ${major}.x Sync Backlog N=${fmt(r.n)}, window ${r.windowMs / 1000} s, issue 32's server`;
+		targets.push({
+			target: 'requests ≤ 1.1 × (ceil(N / 100) + writes in batches of 50) + 5',
+			at,
+			met: r.ok && r.requests <= r.bound,
+			value: `${fmt(r.requests)} ≤ ${fmt(r.bound)} (${fmt(r.listingGets)} GET /tasks, ${fmt(r.listingQueries)} listing queries, ${fmt(r.writeRequests)} writes)`,
+		});
+		targets.push({ target: 'zero 429s', at, met: r.rejected429 === 0, value: r.rejected429 });
+		const { closed, created, updated } = r.expected;
+		targets.push({
+			target: 'the churn applied: closed, created, updated as made; nothing doubled',
+			at,
+			met:
+				r.ok &&
+				(r.actions.close ?? 0) === closed &&
+				(r.actions.create ?? 0) === created &&
+				(r.actions.update ?? 0) === updated &&
+				r.closed === closed &&
+				r.tasks === r.n + created &&
+				r.duplicates === 0,
+			value: `${fmt(r.actions.close ?? 0)} / ${fmt(r.actions.create ?? 0)} / ${fmt(r.actions.update ?? 0)} of ${fmt(closed)} / ${fmt(created)} / ${fmt(updated)}; ${fmt(r.tasks)} tasks, ${fmt(r.duplicates)} dup`,
+		});
+		targets.push({
+			target: 'peak RSS of n8n execute (stated)',
+			at,
+			met: r.ok,
+			value: r.peakRssMb === undefined ? 'n/a' : `${fmt(r.peakRssMb)} MB`,
+		});
+	}
 	const sync = bench.sync.filter((r) => r.major === major);
 	for (const r of sync.filter((s) => s.contender !== 'http-request')) {
 		const at = `n8n ${major}.x ${CONTENDER_NAME[r.contender]} N=${fmt(r.n)}, window ${r.windowMs / 1000} s, ${serverLabel(r.server)} server`;

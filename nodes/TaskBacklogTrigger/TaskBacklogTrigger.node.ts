@@ -11,6 +11,8 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { booleanSetting } from '../shared/booleans';
+
 import { SIGNED, triggerProperties } from './description';
 import { acceptedEvents, eventKind, eventsOf } from './events';
 import { outputItems } from './output';
@@ -174,7 +176,13 @@ export class TaskBacklogTrigger implements INodeType {
 		// Acknowledged with 200 so the service does not resend it, but no execution starts.
 		if (events.length === 0) return { webhookResponse: { ...RECEIVED, ignored: true } };
 
-		const items = outputItems(this, events, headers, settings, Boolean(options.includeHeaders));
+		// An expression's text "false" is off (Boolean("false") was on); neither true nor false fails visibly.
+		const includeHeaders = booleanSetting(this.getNode(), options.includeHeaders, {
+			label: 'Options › Include Headers',
+			fallback: false,
+			description: 'Set Include Headers under Options to true or false.',
+		});
+		const items = outputItems(this, events, headers, settings, includeHeaders);
 		return { webhookResponse: RECEIVED, workflowData: [items] };
 	}
 }

@@ -98,6 +98,38 @@ describe('Task > Create', () => {
 		expect(sim.tasks.size).toBe(150);
 	});
 
+	/** Three tickets created with this Request Options › Batching. */
+	const createThree = (batching: unknown) =>
+		runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'create',
+				title: '={{ $json.title }}',
+				requestOptions: { batching },
+			},
+			{ items: tickets(3) },
+		);
+
+	it.each([
+		['off', false],
+		['given as the text "false" by an expression', '={{ "false" }}'],
+	])('with batching %s, each item is created through its own PUT', async (_, batching) => {
+		const run = await createThree(batching);
+		expect(run.error).toBeUndefined();
+		expect(sent(sim, 'PUT', '/tasks/batch')).toHaveLength(0);
+		for (const task of run.json) expect(sent(sim, 'PUT', `/tasks/${task.uid}`)).toHaveLength(1);
+		expect(writesSent(sim)).toHaveLength(3);
+		expect(sim.tasks.size).toBe(3);
+	});
+
+	it('Batching from an expression neither true nor false is an error naming the option and the item, before any write', async () => {
+		const run = await createThree('={{ "0" }}');
+		expect(run.error).toBeInstanceOf(NodeOperationError);
+		expect(run.error!.message).toMatch(/^Item 0: Request Options › Batching is "0"/);
+		expect(writesSent(sim)).toHaveLength(0);
+	});
+
 	it('every output item is paired with its input item', async () => {
 		const run = await runBacklog(
 			sim,

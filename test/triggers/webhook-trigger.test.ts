@@ -295,6 +295,23 @@ describe('Task Backlog Trigger (webhook)', () => {
 		expect((item.json.headers as Record<string, string>)['x-backlog-timestamp']).toMatch(/^\d+$/);
 	});
 
+	it('with Include Headers given as the text "false" by an expression, the output is the payload alone, no headers', async () => {
+		const r = await listen({ ...hmacParameters, options: { includeHeaders: '={{ "false" }}' } });
+		const payload = event();
+		await postSigned(r.url, payload);
+		const [[item]] = r.executions();
+		expect(item.json).toEqual(payload);
+		expect(item.json.headers).toBeUndefined();
+	});
+
+	it('Include Headers from an expression neither true nor false fails visibly, naming the option', async () => {
+		const r = await listen({ ...hmacParameters, options: { includeHeaders: '={{ "no" }}' } });
+		const response = await postSigned(r.url, event());
+		expect(response.status).toBe(500);
+		expect(String((r.calls[0].error as Error).message)).toMatch(/Include Headers is "no"/);
+		expect(r.executions()).toHaveLength(0);
+	});
+
 	it('a JSON body sent without a JSON content type is still read (and verified on its raw bytes)', async () => {
 		const r = await listen(hmacParameters);
 		const raw = JSON.stringify(event());

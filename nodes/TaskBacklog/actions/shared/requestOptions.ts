@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
 
+import { booleanSetting } from '../../../shared/booleans';
 import { numberSetting } from '../../../shared/numbers';
 import { sharedGateway } from '../../../shared/sharing/coalesce';
 import type { TaskGateway } from '../../../shared/tasks/gateway';
@@ -118,13 +118,13 @@ export function retryPolicy(ctx: IExecuteFunctions): RetryPolicy {
 /** 1 when batching is off: each write goes to /tasks/{uid}. */
 export function batchSize(ctx: IExecuteFunctions): number {
 	const { batching, batchSize: size } = options(ctx);
-	return batching === false ? 1 : Number(size ?? DEFAULT_BATCH_SIZE);
+	if (!optionBoolean(ctx, batching, 'Batching', true)) return 1;
+	return Number(size ?? DEFAULT_BATCH_SIZE);
 }
 
 /**
  * A yes/no of Request Options, read once (for item 0): its default when not set, true or false as given or as the text
- * an expression gives ("false": a check for `=== false` alone kept it on), anything else an error naming the option,
- * as for the numbers: nothing silently taken for on.
+ * an expression gives, anything else an error naming the option (booleanSetting).
  */
 function optionBoolean(
 	ctx: IExecuteFunctions,
@@ -132,18 +132,12 @@ function optionBoolean(
 	name: string,
 	fallback: boolean,
 ): boolean {
-	if (value === undefined || value === null || value === '') return fallback;
-	const text = typeof value === 'string' ? value.trim() : value;
-	if (text === true || text === 'true') return true;
-	if (text === false || text === 'false') return false;
-	throw new NodeOperationError(
-		ctx.getNode(),
-		`Item 0: Request Options › ${name} is ${JSON.stringify(value) ?? String(value)}: it must be true or false`,
-		{
-			itemIndex: 0,
-			description: `Set ${name} under Request Options to true or false (the expression is read for the first item).`,
-		},
-	);
+	return booleanSetting(ctx.getNode(), value, {
+		label: `Item 0: Request Options › ${name}`,
+		fallback,
+		description: `Set ${name} under Request Options to true or false (the expression is read for the first item).`,
+		itemIndex: 0,
+	});
 }
 
 /** How this node's task reads and writes are sent: shared with other executions at once (the default), or its own. */

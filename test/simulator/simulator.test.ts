@@ -374,6 +374,30 @@ describe('listing', () => {
 	});
 });
 
+describe('query pages', () => {
+	test('a first page is the first of the sorted order, and its cursor goes on where it ends (300 tasks, limit 40)', async () => {
+		// titles in a scrambled order, so that neither the uid nor the insertion order is the sort order
+		sim.seedTasks(300, (i) => ({ uid: UID(i + 1), fields: { title: `T${(i * 7919) % 300}` } }));
+		const body = {
+			condition: {},
+			sorts: [{ field: 'fields.title', direction: 'ascending' }],
+			limit: 40,
+		};
+		const read: string[] = [];
+		let cursor = '';
+		for (let page = 0; page < 20; page++) {
+			const r = await call(sim, 'POST', `/tasks/query${cursor ? `?cursor=${cursor}` : ''}`, {
+				body,
+			});
+			read.push(...r.json.items.map((t: Task) => t.fields.title as string));
+			cursor = r.json.meta.next_cursor;
+			if (!cursor) break;
+		}
+		const expected = Array.from({ length: 300 }, (_, i) => `T${(i * 7919) % 300}`).sort();
+		expect(read).toEqual(expected);
+	});
+});
+
 describe('query', () => {
 	beforeEach(() => {
 		sim.seedTasks(6, (i) => ({

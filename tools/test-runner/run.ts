@@ -161,8 +161,15 @@ async function main(): Promise<number> {
 		const lint = await run('', 'npm', ['run', 'lint']);
 		if (lint.code !== 0) return lint.code;
 		// Four workers on any machine: the unit files mostly wait (rate windows, retry pauses), so they overlap well
-		// (2 cores: 2.0 min; jest's default of cores - 1 workers: 5.5 min).
-		const unit = await jest('', ['--selectProjects', 'unit', 'unit-strict', '--maxWorkers=4']);
+		// (2 cores: 2.0 min; jest's default of cores - 1 workers: 5.5 min). Beside the installs, tests that take 2 to 4 s
+		// alone passed jest's default limit of 5 s: 30 s still catches a test that hangs.
+		const unit = await jest('', [
+			'--selectProjects',
+			'unit',
+			'unit-strict',
+			'--maxWorkers=4',
+			'--testTimeout=30000',
+		]);
 		const prepare = await prepared;
 		console.log(
 			`[test] unit tests: ${unit.seconds.toFixed(0)} s; end-to-end installs: ${prepare.seconds.toFixed(0)} s (side by side); ${elapsed()} so far`,

@@ -5,7 +5,7 @@ import type {
 	INodeTypeDescription,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
+import { NodeApiError, NodeConnectionTypes } from 'n8n-workflow';
 
 import {
 	checkFilters,
@@ -19,8 +19,17 @@ import {
 import { BacklogClient } from '../shared/transport/client';
 import { listTasks } from '../shared/tasks/listTasks';
 import { queryTasks } from '../shared/tasks/queryTasks';
-import type { PollEvent, PollState } from './changes';
-import { compareInstants, instant, isPollState, marker, selectSlice, windowStart } from './changes';
+import type { PollEvent, PollState, Stamps } from './changes';
+import {
+	changedAt,
+	compareInstants,
+	instant,
+	isPollState,
+	marker,
+	nextStamps,
+	selectSlice,
+	windowStart,
+} from './changes';
 import { carryOver, resumeState } from './carryOver';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
@@ -153,6 +162,8 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const matches = taskMatcher(filters, statuses);
 		const client = new BacklogClient(this);
 		const now = Date.now();
+		// How the window's time condition is asked (PollState.stamps); a manual run asks on updated_at.
+		let stamps: Stamps | undefined;
 
 		const list = async (
 			afterMs: number | undefined,
@@ -163,9 +174,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 			// custom field and return nothing), so those go to POST /tasks/query as conditions. Whatever comes back,
 			// the trigger filters and de-duplicates on its side.
 			const extra: IDataObject[] =
-				sendTimeFilter && afterMs !== undefined
-					? [{ field: 'updated_at', operator: '>=', value: new Date(afterMs).toISOString() }]
-					: [];
+				sendTimeFilter && afterMs !== undefined ? [timeCondition(afterMs, stamps)] : [];
 			// The next slice of a window read over several polls: the query pages in uid order.
 			if (slice.afterUid !== undefined)
 				extra.push({ field: 'uid', operator: '>', value: slice.afterUid });
@@ -209,6 +218,9 @@ export class TaskBacklogPollTrigger implements INodeType {
 		}
 
 		const staticData = this.getWorkflowStaticData('node');
+		// Tasks carry internal_updated_at or not: a few from GET /tasks tell, when the window's tasks could not.
+		const probe = async () =>
+			await client.list({ method: 'GET', path: '/tasks' }, STAMPS_PROBE_SIZE, STAMPS_PROBE_SIZE);
 		// Where n8n did not save what the last poll left (it emitted nothing), its state from this process.
 		const key = `${this.getWorkflow().id ?? ''}:${this.getNode().id ?? this.getNode().name}`;
 		const resumed = resumeState(key, staticData.state);
@@ -233,6 +245,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 			state = { ...saved, pass: { afterMs: start ? start[0] - 1 : undefined, startedMs: now } };
 		}
 		const pass = state.pass!;
+		stamps = state.stamps;
 
 		// Read until the next page would not end within the poll's budget (n8n 2.x abandons a poll that overruns,
 		// and nothing it read counts): at least one page a poll, so every poll gets further. Stopping is only sound
@@ -255,13 +268,57 @@ export class TaskBacklogPollTrigger implements INodeType {
 			stopped = ordered && page.length > 0 && at + longestPage > deadline;
 			return stopped;
 		};
-		const tasks = await list(pass.afterMs, Infinity, { afterUid: pass.uid, stopAfter });
+		let pages = 0;
+		const slice = {
+			afterUid: pass.uid,
+			stopAfter: (page: IDataObject[]) => {
+				pages++;
+				return stopAfter(page);
+			},
+		};
+		const read = list(pass.afterMs, Infinity, slice);
+		const tasks = await read.catch((error: unknown) => {
+			// A service that knows no internal_updated_at, or no `or`, in a query: updated_at alone, for good.
+			if (stamps !== 'internal' || pages > 0 || !refusesCondition(error)) return read;
+			stamps = 'refused';
+			return list(pass.afterMs, Infinity, slice);
+		});
 		const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
+		const decided = next.pass ? stamps : await nextStamps(stamps, tasks, probe);
+		if (decided === 'internal' && stamps !== 'internal' && !pass.baseline) {
+			// This window asked on updated_at alone: the next one reads it again, for changes a caller dated before it.
+			next.position = state.position;
+			next.seen = { ...state.seen, ...next.seen };
+		}
+		if (decided) next.stamps = decided;
 		staticData.state = next as unknown as IDataObject;
 		if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
 		carryOver(key, resumed.from, next);
 		return null;
 	}
+}
+
+/** Tasks read to tell whether the service fills internal_updated_at, when a window's tasks could not. */
+const STAMPS_PROBE_SIZE = 5;
+
+/**
+ * A window's time condition: tasks changed since `afterMs`. Where the service fills internal_updated_at, a task whose
+ * caller wrote an old updated_at is still found by it.
+ */
+function timeCondition(afterMs: number, stamps: Stamps | undefined): IDataObject {
+	const value = new Date(afterMs).toISOString();
+	const byUpdatedAt = { field: 'updated_at', operator: '>=', value };
+	if (stamps !== 'internal') return byUpdatedAt;
+	return {
+		combinator: 'or',
+		conditions: [byUpdatedAt, { field: 'internal_updated_at', operator: '>=', value }],
+	};
+}
+
+/** A 400 or 422: the service does not take a condition (a field or combinator it does not know). */
+function refusesCondition(error: unknown): boolean {
+	const status = error instanceof NodeApiError ? Number(error.httpCode) : NaN;
+	return status === 400 || status === 422;
 }
 
 /** The newest few tasks in the event's state, for a manual run. */
@@ -272,7 +329,7 @@ function recent(
 ): IDataObject[] {
 	return tasks
 		.filter((task) => matches(task) && marker(event, task) !== undefined)
-		.map((task) => ({ task, at: instant(task.updated_at) ?? ([0, 0] as [number, number]) }))
+		.map((task) => ({ task, at: instant(changedAt(task)) ?? ([0, 0] as [number, number]) }))
 		.sort((a, b) => compareInstants(b.at, a.at))
 		.slice(0, SAMPLE_SIZE)
 		.map(({ task }) => task);

@@ -2,17 +2,20 @@ import type { IDataObject } from 'n8n-workflow';
 
 export type PollEvent = 'newTask' | 'updatedTask' | 'closedTask';
 
+/** See PollState.stamps. */
+export type Stamps = 'internal' | 'updated' | 'refused';
+
 /** What the trigger remembers between polls, in the workflow's static data. */
 export interface PollState {
 	/** The event the markers in `seen` belong to; choosing another event starts over. */
 	event: PollEvent;
 	/**
-	 * Newest updated_at seen in a listing, never later than the start of the poll that saw it: the next poll asks for
-	 * changes from here (minus the lookback).
+	 * Newest change time (changedAt) seen in a listing, never later than the start of the poll that saw it: the next
+	 * poll asks for changes from here (minus the lookback).
 	 */
 	position: string;
 	/**
-	 * uid -> window stamp (windowStamp: created_at for New Task, updated_at otherwise) of the last emission, for every
+	 * uid -> window stamp (windowStamp: created_at for New Task, changedAt otherwise) of the last emission, for every
 	 * emission whose stamp is still inside the window. It is what keeps a (uid, time) from being emitted twice: across
 	 * polls that overlap, for tasks sharing the position's timestamp, and when the server ignores the time filter.
 	 */
@@ -26,6 +29,14 @@ export interface PollState {
 	/** Set only after `seen` overflowed: markers at or before it are never emitted again. */
 	floor?: string;
 	/**
+	 * What the service dates writes with, decided between windows (every slice of a window asks the same). `internal`:
+	 * a task read carried internal_updated_at, so a window asks for tasks whose updated_at or internal_updated_at is in
+	 * it (a caller may write an old updated_at). `updated`: no task read had it yet: a window asks on updated_at alone,
+	 * until one does. `refused`: the query refused a condition on internal_updated_at: updated_at alone, for good.
+	 * Absent: nothing read could tell yet (as `updated`).
+	 */
+	stamps?: Stamps;
+	/**
 	 * A window being read over several polls (one poll stopped at n8n's poll budget before the end of the listing).
 	 * The position stays where it was until the whole window has been read.
 	 */
@@ -37,7 +48,7 @@ export interface PollState {
  * its last uid: the next poll asks for the same window after that uid, and no task is read twice or skipped.
  */
 export interface PollPass {
-	/** Milliseconds since the epoch: the listing's `updated_at >=` condition, the same for every slice. */
+	/** Milliseconds since the epoch: the listing's time condition (changedAt >=), the same for every slice. */
 	afterMs?: number;
 	/** The greatest uid read so far; absent until the first slice is read. */
 	uid?: string;
@@ -46,7 +57,7 @@ export interface PollPass {
 	 * (the position never moves past it): a task read early in the pass and changed later is read again there.
 	 */
 	startedMs: number;
-	/** Newest updated_at read so far: the position once the pass ends. */
+	/** Newest change time read so far: the position once the pass ends. */
 	newest?: string;
 	/** Markers dropped from `seen` during the pass (over MAX_SEEN): the floor rises to the newest when it ends. */
 	floor?: string;
@@ -85,6 +96,40 @@ const text = (value: unknown): string | undefined =>
 	typeof value === 'string' && value !== '' ? value : undefined;
 
 /**
+ * When a task last changed, as far as the service says: the later of updated_at and internal_updated_at. A caller may
+ * write updated_at (spec 2.2), e.g. its ticket's own time, hours old, so updated_at can go back; internal_updated_at
+ * is not accepted in bodies, so where the service fills it, it dates every write. Where it is null, updated_at alone.
+ */
+export function changedAt(task: IDataObject): string | undefined {
+	const updated = text(task.updated_at);
+	const internal = text(task.internal_updated_at);
+	const [u, i] = [instant(updated), instant(internal)];
+	if (!i) return updated;
+	if (!u) return internal;
+	return compareInstants(i, u) > 0 ? internal : updated;
+}
+
+/** Whether a task read shows the service filling internal_updated_at: true, false, or undefined when it cannot tell. */
+export function fillsInternalStamp(task: IDataObject): boolean | undefined {
+	if (instant(task.internal_updated_at)) return true;
+	return instant(task.updated_at) ? false : undefined;
+}
+
+/**
+ * What the tasks read show of the service's stamps (see PollState.stamps): `internal` once one task carries
+ * internal_updated_at, `updated` when every task that could tell had none; undefined when none could tell.
+ */
+export function stampsShown(tasks: IDataObject[]): 'internal' | 'updated' | undefined {
+	let shown: 'internal' | 'updated' | undefined;
+	for (const task of tasks) {
+		const fills = fillsInternalStamp(task);
+		if (fills === true) return 'internal';
+		if (fills === false) shown = 'updated';
+	}
+	return shown;
+}
+
+/**
  * The time a task's event happened, or undefined when the task is not in that event's state. New: the service's
  * own creation time (created_at can be set by the caller, internal_created_at cannot). Closed: when the task
  * became DONE, so that later edits of a closed task do not count as closing it again.
@@ -92,12 +137,12 @@ const text = (value: unknown): string | undefined =>
 export function marker(event: PollEvent, task: IDataObject): string | undefined {
 	if (event === 'newTask') return text(task.internal_created_at) ?? text(task.created_at);
 	if (event === 'closedTask')
-		return task.status === 'DONE' ? (text(task.done_at) ?? text(task.updated_at)) : undefined;
-	return text(task.updated_at);
+		return task.status === 'DONE' ? (text(task.done_at) ?? changedAt(task)) : undefined;
+	return changedAt(task);
 }
 
 /**
- * The time that places a task in a poll's window. Closed Task: the task's updated_at, since the write that closed it
+ * The time that places a task in a poll's window. Closed Task: the task's change time, since the write that closed it
  * may carry a done_at from the past (a client may set it, e.g. to the time a ticket was closed elsewhere), which a
  * window on done_at would never see; which closing it is, is told by done_at (the `closed` memory). Otherwise the
  * marker.
@@ -105,7 +150,7 @@ export function marker(event: PollEvent, task: IDataObject): string | undefined 
 export function windowStamp(event: PollEvent, task: IDataObject): string | undefined {
 	const value = marker(event, task);
 	if (event !== 'closedTask' || value === undefined) return value;
-	return text(task.updated_at) ?? value;
+	return changedAt(task) ?? value;
 }
 
 /** The position never moves past the start of the poll: a stamp from a clock ahead would skip changes not yet read. */
@@ -125,7 +170,7 @@ export function latestByUid(tasks: IDataObject[]): IDataObject[] {
 	const byUid = new Map<string, { task: IDataObject; at: Instant }>();
 	for (const task of tasks) {
 		const uid = text(task.uid);
-		const at = instant(task.updated_at);
+		const at = instant(changedAt(task));
 		if (!uid || !at) continue;
 		const known = byUid.get(uid);
 		if (!known || compareInstants(at, known.at) > 0) byUid.set(uid, { task, at });
@@ -133,7 +178,7 @@ export function latestByUid(tasks: IDataObject[]): IDataObject[] {
 	return [...byUid.values()].map(({ task }) => task);
 }
 
-/** The newest updated_at among the tasks, ignoring stamps implausibly far in our future. */
+/** The newest change time among the tasks, ignoring stamps implausibly far in our future. */
 export function newestUpdate(
 	tasks: IDataObject[],
 	current: string | undefined,
@@ -142,10 +187,11 @@ export function newestUpdate(
 	let best = current;
 	let bestAt = instant(current);
 	for (const task of tasks) {
-		const at = instant(task.updated_at);
+		const stamp = changedAt(task);
+		const at = instant(stamp);
 		if (!at || at[0] > nowMs + MAX_CLOCK_AHEAD_MS) continue;
 		if (!bestAt || compareInstants(at, bestAt) > 0) {
-			best = task.updated_at as string;
+			best = stamp;
 			bestAt = at;
 		}
 	}
@@ -183,6 +229,7 @@ export function prune(state: PollState, lookbackMs: number): PollState {
 	for (const entry of kept) next.seen[entry.uid] = entry.value;
 	if (floor) next.floor = floor;
 	if (state.closed) next.closed = pruneClosed(state.closed);
+	if (state.stamps) next.stamps = state.stamps;
 	if (pass) next.pass = pass;
 	return next;
 }
@@ -350,6 +397,21 @@ export function selectSlice(
 		pass: { ...pass, uid: last, ...(newest && { newest }) },
 	};
 	return { emit, next: prune(next, lookbackMs) };
+}
+
+/**
+ * The stamps the next window asks with, once a window has been read whole: what its tasks (or, when they could not
+ * tell, `probe`'s) show, never back from `internal`, never again after `refused`.
+ */
+export async function nextStamps(
+	stamps: Stamps | undefined,
+	tasks: IDataObject[],
+	probe: () => Promise<IDataObject[]>,
+): Promise<Stamps | undefined> {
+	if (stamps === 'internal' || stamps === 'refused') return stamps;
+	const shown =
+		stampsShown(tasks) ?? (stamps === undefined ? stampsShown(await probe()) : undefined);
+	return shown === 'internal' ? 'internal' : (stamps ?? shown);
 }
 
 export function isPollState(value: unknown, event: PollEvent): value is PollState {

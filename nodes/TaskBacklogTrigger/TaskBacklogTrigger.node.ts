@@ -140,7 +140,7 @@ export class TaskBacklogTrigger implements INodeType {
 			}
 			if (verdict.signature && options.dropRepeats !== false) {
 				const scope = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
-				// The event's id, else its kind, task uid and updated_at, else the signed bytes (see replay.ts).
+				// The event's id, else its kind, task uid and stamps, else the signed bytes (see replay.ts).
 				const { key, byEvent } = replayKey(
 					eventsOf(this.getBodyData(), rawBody),
 					eventField,

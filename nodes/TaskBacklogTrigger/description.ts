@@ -173,7 +173,7 @@ export function triggerProperties(): INodeProperties[] {
 					default: true,
 					description:
 						'Whether a signed request repeating an event already accepted within the replay window is acknowledged (200) without starting the workflow again, even re-signed or re-serialized. The same event has the same event ID, else the same kind, task uid and task updated_at, else the same signed bytes. Applies to HMAC-SHA256 Signature.',
-					hint: "A repeat is recognised by the top-level field id, event_id or eventId; without one, by the event kind and the task's uid and updated_at (data.task, task or data); without those, by the signed bytes",
+					hint: "A repeat is recognised by the top-level field id, event_id or eventId; without one, by the event kind and the task's uid, updated_at and internal_updated_at if sent (data.task, task or data); without those, by the signed bytes",
 				},
 			],
 		},

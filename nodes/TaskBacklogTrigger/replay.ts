@@ -13,7 +13,10 @@ import type { VerificationSettings } from './verify';
  * - by the event's own id (`id`, `event_id` or `eventId` at the top of the payload; the spec names none), with
  *   its kind; an `id` equal to the task's own uid or id is the task's, not the event's, and is not used;
  * - else by its kind, the task's uid and the task's `updated_at` (the task read from `data.task`, `task`, `data`
- *   or the payload itself): a task's next change has another `updated_at`, so it is another event;
+ *   or the payload itself): a task's next change has another `updated_at`, so it is another event. But a caller may
+ *   write `updated_at` (spec 2.2), the same old value twice: so also by `internal_updated_at`, the service's own
+ *   stamp of each write, where the event carries it, else by the task's content (all but the time metrics, which
+ *   grow while it waits);
  * - else (any of these missing, in any event of the request) by the signed bytes, as before: the HMAC, which
  *   covers the timestamp when the signature does. A distinct event is never taken for a repeat on a guess.
  * A request carrying several events (an array) is keyed by all of them, in any order.
@@ -74,7 +77,36 @@ export function eventIdentity(event: IDataObject, eventField: string): string | 
 	const uid = scalar(task?.uid) ?? scalar(task?.id);
 	const updatedAt = scalar(task?.updated_at) ?? scalar(task?.updatedAt);
 	if (kind === undefined || uid === undefined || updatedAt === undefined) return undefined;
-	return JSON.stringify(['task', kind, uid, updatedAt]);
+	const internal = scalar(task?.internal_updated_at);
+	return JSON.stringify(['task', kind, uid, updatedAt, internal ?? contentDigest(task!)]);
+}
+
+/** Task fields that grow with time alone (spec 2.2's time metrics): a redelivery may carry newer values. */
+const TIME_METRICS = new Set(
+	['queue', 'work', 'incremental_work', 'resolution', 'wait'].flatMap((metric) => [
+		`${metric}_time`,
+		`${metric}_time_business`,
+	]),
+);
+
+/** The same JSON with object keys in one order. */
+function canonical(value: unknown): unknown {
+	if (Array.isArray(value)) return value.map(canonical);
+	if (!value || typeof value !== 'object') return value;
+	const object = value as IDataObject;
+	return Object.fromEntries(
+		Object.keys(object)
+			.sort()
+			.map((key) => [key, canonical(object[key])]),
+	);
+}
+
+/** What a task holds, whatever the key order, without its time metrics. */
+function contentDigest(task: IDataObject): string {
+	const content = Object.fromEntries(
+		Object.entries(task).filter(([key]) => !TIME_METRICS.has(key)),
+	);
+	return deliveryKey([JSON.stringify(canonical(content))]);
 }
 
 /**

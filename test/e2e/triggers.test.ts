@@ -179,6 +179,10 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	const ticketPath = `/webhook/${createAndForget.nodes.find((node: any) => node.type === 'n8n-nodes-base.webhook').parameters.path}`;
 	let pollBaselineAt = 0;
 	let pollTaskUid = '';
+	/** Created with a created_at and updated_at of years ago, as a client mirroring its own tickets may (spec 2.2). */
+	let datedTaskUid = '';
+	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
+	let internalStamps = true;
 
 	const api = async (method: string, path: string, body?: object) => {
 		const res = await http(method, `${stage.sim.url}${path}`, {
@@ -312,6 +316,10 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 
 	beforeAll(async () => {
 		stage = await setUpStage(major);
+		// A task already in the backlog: the Poll Trigger's first poll reads a few to tell whether the service fills
+		// internal_updated_at (its window's own tasks come later).
+		stage.sim.seedTasks(1, () => ({ fields: { title: 'Already in the backlog' } }));
+		internalStamps = [...stage.sim.tasks.values()][0].internal_updated_at !== null;
 		await stage.folder.importCredentials([
 			{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } },
 		]);
@@ -367,6 +375,14 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			fields: { title: 'Created after the baseline poll', source: POLL_SOURCE },
 		});
 		pollTaskUid = created.uid;
+		// Kept as written (the strict profile's reading already): a caller's own time, years old.
+		stage.sim.configure({ readings: { updatedAtFrom: 'body' } });
+		const dated = await api('PUT', '/tasks/5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8e', {
+			fields: { title: 'Imported with its ticket’s dates', source: POLL_SOURCE },
+			created_at: '2020-01-01T00:00:00Z',
+			updated_at: '2020-01-01T00:00:00Z',
+		});
+		datedTaskUid = dated.uid;
 	}, 30 * 60_000);
 
 	afterAll(async () => {
@@ -755,6 +771,37 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			expect(comments.map((comment) => comment.text)).toEqual(['Seen by the poll trigger']);
 			const polls = stage.sim.requests.filter(isPollListing);
 			expect(polls.length).toBeGreaterThanOrEqual(2);
+		},
+		3 * 60_000,
+	);
+
+	test(
+		'the Poll Trigger emits a task a client created with a created_at and updated_at of years ago where the service fills internal_created_at and internal_updated_at, by the same poll; where it leaves them null, not (the README says so)',
+		async () => {
+			// The same poll as the test above read both tasks (it has emitted the other one by now).
+			await waitFor(
+				'the poll that emitted the other task',
+				() => commentsOn(pollTaskUid).length > 0,
+				100_000,
+				500,
+			);
+			if (internalStamps) {
+				const comments = await waitFor(
+					'the comment on the dated task',
+					() => commentsOn(datedTaskUid).length > 0 && commentsOn(datedTaskUid),
+					10_000,
+					250,
+				);
+				expect(comments.map((comment) => comment.text)).toEqual(['Seen by the poll trigger']);
+				const stamped = stage.sim.tasks.get(datedTaskUid)!;
+				expect(stamped.updated_at).toBe('2020-01-01T00:00:00.000Z');
+			} else {
+				await new Promise((resolve) => setTimeout(resolve, 3000));
+				expect(commentsOn(datedTaskUid)).toEqual([]);
+			}
+			log(
+				`n8n ${major}.x poll trigger, a task dated 2020 by its client: ${commentsOn(datedTaskUid).length} comment(s) (internal stamps ${internalStamps ? 'filled' : 'null'})`,
+			);
 		},
 		3 * 60_000,
 	);

@@ -32,6 +32,8 @@ import { HookContext, PollContext, WebhookContext } from 'n8n-core';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
+import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
+import type { Task } from '../../tools/simulator/simulator';
 import { TestCredentialsHelper } from '../helpers/credentials';
 
 export interface TriggerSetup {
@@ -191,6 +193,32 @@ export function activePoller(
 			return JSON.parse(JSON.stringify(workflow.getStaticData('node', node))) as IDataObject;
 		},
 	};
+}
+
+/**
+ * The service's API as another system uses it (the simulator at `baseUrl`, with `token`): a request that answers other
+ * than 200 throws with its status and body.
+ */
+export function serviceApi(baseUrl: () => string, token: string) {
+	return async function api<T = Task>(method: string, path: string, body?: unknown): Promise<T> {
+		const response = await fetch(`${baseUrl()}${path}`, {
+			method,
+			headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		if (response.status !== 200)
+			throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+		return (await response.json()) as T;
+	};
+}
+
+/** The Poll Trigger, active, polling the simulator at `baseUrl` with `token` (no rate limit to speak of). */
+export function pollTrigger(baseUrl: string, token: string, parameters: INodeParameters): Poller {
+	return activePoller({
+		nodeType: new TaskBacklogPollTrigger(),
+		parameters,
+		credentials: { baseUrl, token, requestsPerMinute: 100000 },
+	});
 }
 
 /** The context n8n gives webhookMethods (checkExists, create, delete) when it activates the workflow. */

@@ -11,7 +11,7 @@ import {
 	type SimulatorOptions,
 	type Task,
 } from '../../tools/simulator/simulator';
-import { activePoller, type Poller } from './harness';
+import { activePoller, serviceApi, type Poller } from './harness';
 
 const TOKEN = 'test-token';
 
@@ -58,16 +58,7 @@ function poller(
 	);
 }
 
-async function api<T = Task>(method: string, path: string, body?: unknown): Promise<T> {
-	const response = await fetch(`${sim.url}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	if (response.status !== 200)
-		throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-	return (await response.json()) as T;
-}
+const api = serviceApi(() => sim.url, TOKEN);
 
 const create = (title: string, fields: IDataObject = {}) =>
 	api('POST', '/tasks', { fields: { title, ...fields } });
@@ -289,7 +280,7 @@ describe('Task Backlog Poll Trigger', () => {
 			await start({ maxPageSize: 10 });
 			const seeded = sim.seedTasks(25);
 			// Ignores the time condition: every poll gets every task.
-			const hop = await startIgnoringProxy(['updated_at']);
+			const hop = await startIgnoringProxy(['updated_at', 'internal_updated_at']);
 			const p = poller(
 				{ event: 'updatedTask', options: { lookbackSeconds } },
 				{ baseUrl: hop.url },
@@ -701,7 +692,7 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 		await start();
 		const seeded = sim.seedTasks(500);
 		await clockPast(seeded.map((task) => task.updated_at));
-		const hop = await startIgnoringProxy(['updated_at']);
+		const hop = await startIgnoringProxy(['updated_at', 'internal_updated_at']);
 		slowListings(STEP_MS);
 		const p = poller({ event: 'updatedTask' }, { baseUrl: hop.url, budgetMs: BUDGET_MS });
 		expect(emittedOf(await drain(p))).toEqual([]);

@@ -407,6 +407,40 @@ describe('a repeated delivery is recognised by the event it carries', () => {
 		expect(r.executions()).toHaveLength(2);
 	});
 
+	it('two changes a caller dated with the same old updated_at both start executions, told apart by internal_updated_at where the service sends it, else by the task content', async () => {
+		// Spec 2.2: updated_at is writable by callers (their ticket's time); internal_updated_at is the service's own.
+		const r = await listen({ parameters: hmacNode });
+		const uid = randomUUID();
+		const dated = (internal: string | undefined, title: string) => {
+			const event = taskEvent({ uid, type: 'task.updated', updatedAt: '2020-01-01T00:00:00Z' });
+			Object.assign(event.data.task, {
+				fields: { title },
+				...(internal && { internal_updated_at: internal }),
+			});
+			return JSON.stringify(event);
+		};
+		await sendTwice(
+			r,
+			dated('2024-05-01T10:00:00.100Z', 'First'),
+			dated('2024-05-01T10:00:07.300Z', 'Second'),
+		);
+		expect(r.executions()).toHaveLength(2);
+
+		const other = await listen({ parameters: hmacNode });
+		await sendTwice(other, dated(undefined, 'First'), dated(undefined, 'Second'));
+		expect(other.executions()).toHaveLength(2);
+		// The same change delivered again, its time metrics grown meanwhile: one event.
+		const again = await listen({ parameters: hmacNode });
+		const event = taskEvent({ updatedAt: '2020-01-01T00:00:00Z' });
+		const waiting = (seconds: number) =>
+			JSON.stringify({
+				...event,
+				data: { task: { ...event.data.task, queue_time: seconds, wait_time: seconds } },
+			});
+		await sendTwice(again, waiting(60), waiting(120));
+		expect(again.executions()).toHaveLength(1);
+	});
+
 	it('two kinds of event for the same task version both start executions', async () => {
 		const r = await listen({ parameters: hmacNode });
 		const started = taskEvent({ type: 'task.started' });

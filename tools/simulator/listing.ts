@@ -168,6 +168,19 @@ const withoutUid = (condition: unknown): unknown => {
 	return condition.field === 'uid' ? undefined : condition;
 };
 
+/** Option `queryUnknownFields`: one issue per condition naming such a field. */
+const unknownFieldIssues = (store: Store, condition: unknown, loc: Loc): Issue[] => {
+	const unknown = store.opts.queryUnknownFields ?? [];
+	if (unknown.length === 0 || !isPlainObject(condition)) return [];
+	if (Array.isArray(condition.conditions))
+		return condition.conditions.flatMap((c, i) =>
+			unknownFieldIssues(store, c, [...loc, 'conditions', i]),
+		);
+	return typeof condition.field === 'string' && unknown.includes(condition.field)
+		? [{ loc: [...loc, 'field'], msg: 'unknown field', type: 'value_error.unknown_field' }]
+		: [];
+};
+
 /** Option `queryIgnores`: the query body as a server that ignores those parts reads it. */
 const ignoredParts = (store: Store, body: unknown): unknown => {
 	const ignores = store.opts.queryIgnores ?? [];
@@ -192,6 +205,7 @@ export const queryTasks = (
 			store.R.queryOperators === 'documented' ? DOCUMENTED_OPERATORS : undefined,
 		),
 		...validateSorts(body.sorts, ['body', 'sorts']),
+		...unknownFieldIssues(store, body.condition, ['body', 'condition']),
 	];
 	if (body.expand !== undefined && body.expand !== null && !Array.isArray(body.expand))
 		issues.push(msgIssue(['body', 'expand'], 'list'));

@@ -40,6 +40,10 @@ export interface Readings {
 	errorBodies: 'json' | 'varied';
 	/** Spec 4.3 (only `==` and `and` shown). `documented`: any other query operator or combinator is a 422. */
 	queryOperators: 'all' | 'documented';
+	/** Spec 2.2 (`updated_at` is in the create/update body; what a write of it does: not shown). `body`: it is kept. */
+	updatedAtFrom: 'server' | 'body';
+	/** Spec 2.2 (`internal_created_at`, `internal_updated_at`: "date-time or null"). `null`: always null. */
+	internalStamps: 'filled' | 'null';
 }
 
 export type ReadingName = keyof Readings;
@@ -62,6 +66,8 @@ export const LENIENT_READINGS: Readonly<Readings> = Object.freeze({
 	batchStamp: 'perItem',
 	errorBodies: 'json',
 	queryOperators: 'all',
+	updatedAtFrom: 'server',
+	internalStamps: 'filled',
 });
 
 export const STRICT_READINGS: Readonly<Readings> = Object.freeze({
@@ -84,6 +90,8 @@ export const STRICT_READINGS: Readonly<Readings> = Object.freeze({
 	// Not the unfriendly value: with `==` alone nothing can be paged without a cursor or polled by time, so every
 	// test of those would only see the 422. Tests of what must still work (bulk reads by uid) set it alone.
 	queryOperators: 'all',
+	updatedAtFrom: 'body',
+	internalStamps: 'null',
 });
 
 /** Allowed values of each reading; `number` for the numeric ones (positive integers). */
@@ -105,6 +113,8 @@ export const READING_VALUES: { readonly [K in ReadingName]: readonly string[] | 
 	batchStamp: ['perItem', 'perBatch'],
 	errorBodies: ['json', 'varied'],
 	queryOperators: ['all', 'documented'],
+	updatedAtFrom: ['server', 'body'],
+	internalStamps: ['filled', 'null'],
 };
 
 export const READING_NAMES = Object.keys(READING_VALUES) as ReadingName[];

@@ -85,9 +85,19 @@ export const stageTask = (
 	const next: Task = prev ? structuredClone(prev) : blankTask(uid, now);
 	const t = next as unknown as Record<string, unknown>;
 	const has = (k: string): boolean => Object.prototype.hasOwnProperty.call(body, k);
+	// Reading `updatedAtFrom: body`: a caller's updated_at is kept (e.g. its ticket's, hours old); internal_updated_at
+	// stays the server's own stamp. Reading `server`: updated_at is the server's.
+	const callerUpdatedAt =
+		store.R.updatedAtFrom === 'body' && typeof body.updated_at === 'string'
+			? new Date(Date.parse(body.updated_at)).toISOString()
+			: undefined;
+	if (!prev && store.R.internalStamps === 'null') {
+		next.internal_created_at = null;
+		next.internal_updated_at = null;
+	}
 	for (const [k, v] of Object.entries(body)) {
 		switch (k) {
-			// uid comes from the path or the store; status_global has no stated effect; updated_at is the server's.
+			// uid comes from the path or the store; status_global has no stated effect; updated_at: see above.
 			case 'uid':
 			case 'status_global':
 			case 'assignee_email':
@@ -126,11 +136,12 @@ export const stageTask = (
 	if (prev && next.external_status !== prev.external_status && !has('external_status_updated_at')) {
 		next.external_status_updated_at = now;
 	}
+	if (callerUpdatedAt !== undefined) next.updated_at = callerUpdatedAt;
 	const isChange = !prev || store.R.updatedAt === 'everyWrite' || !deepEqual(prev, next);
 	if (isChange) {
 		const stamp = store.takeStamp(nowMs);
-		next.updated_at = stamp;
-		next.internal_updated_at = stamp;
+		next.updated_at = callerUpdatedAt ?? stamp;
+		if (store.R.internalStamps === 'filled') next.internal_updated_at = stamp;
 	}
 	return { uid, prev, next, changed: isChange };
 };

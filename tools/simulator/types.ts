@@ -234,6 +234,11 @@ export interface SimulatorOptions {
 	 * in its own order: created_at, then uid). Empty or absent: nothing ignored.
 	 */
 	queryIgnores?: Array<'uid' | 'sorts'>;
+	/**
+	 * Fields a POST /tasks/query condition may not name, as a server without such a column: a condition on one is a
+	 * 422 (`loc` the condition's `field`, `msg` `unknown field`). Empty or absent: any field may be named.
+	 */
+	queryUnknownFields?: string[];
 	webhooks?: WebhookTarget[];
 	persistFile?: string;
 	seed?: number;

@@ -554,6 +554,12 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			} finally {
 				clearInterval(watch);
 			}
+			// The last tickets can be stored less than one look (100 ms) before the last answer ends the watch.
+			if (
+				allStoredAfterMs === undefined &&
+				storedTickets('POISON-').filter(isStored).length >= BURST_EVENTS - 1
+			)
+				allStoredAfterMs = Date.now() - started;
 			const { since, answers, requests } = burst;
 			await timed(`n8n ${major}.x poisoned burst: executions stored`, () =>
 				waitFor(

@@ -240,7 +240,7 @@ export class N8nUserFolder {
 		await this.importFile('import:credentials', creds);
 	}
 
-	/** `n8n import:workflow` of one workflow object (give it a fixed `id`). */
+	/** `n8n import:workflow` of one workflow object, or of an array of them in one run (give each a fixed `id`). */
 	async importWorkflow(workflow: object): Promise<void> {
 		await this.importFile('import:workflow', workflow);
 	}
@@ -261,6 +261,15 @@ export class N8nUserFolder {
 			return { ...result, run, code, crashedAtExit: true };
 		}
 		return { ...result, run, crashedAtExit: false };
+	}
+
+	/**
+	 * Makes the folder's workflows (`ids`: every one it holds) active for the next `start`: 1.x in one
+	 * `update:workflow --all --active=true`; 2.x's publish:workflow takes one id at a time.
+	 */
+	async activateAll(ids: string[]): Promise<void> {
+		if (this.install.major === 2) for (const id of ids) await this.activate(id);
+		else await this.n8n(['update:workflow', '--all', '--active=true'], { check: true });
 	}
 
 	/** Makes a workflow active for the next `start`: 2.x `publish:workflow`, 1.x `update:workflow --active=true`. */

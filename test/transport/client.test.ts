@@ -137,13 +137,15 @@ describe('client-side rate limit', () => {
 		const requests = sent(sim);
 		expect(requests.filter((request) => request.status === 429)).toHaveLength(0);
 		// 50 ms apart (1 s / 20) after the first BURST: the 20th leaves near the window's end. A token bucket of BURST at
-		// 20 per window (50 ms apart): any k + 1 requests in a row span at least k + 1 - BURST spacings (less a little
-		// for the network).
+		// 20 per window (50 ms apart): any k + 1 requests in a row span at least k + 1 - BURST spacings, less what the
+		// network and n8n add to one request's way more than to another's (they are timed on arrival: 31 ms once, in a
+		// loaded clean-clone run). Sent at the window's start, they would span next to nothing.
 		const spacing = 1000 / 20;
+		const slack = 100;
 		const at = requests.map((request) => request.at);
 		for (let i = 0; i + 8 < at.length; i++)
-			expect(at[i + 8] - at[i]).toBeGreaterThanOrEqual((9 - BURST) * spacing - 30);
-		expect(at[19] - at[0]).toBeGreaterThanOrEqual((20 - BURST) * spacing - 30);
+			expect(at[i + 8] - at[i]).toBeGreaterThanOrEqual((9 - BURST) * spacing - slack);
+		expect(at[19] - at[0]).toBeGreaterThanOrEqual((20 - BURST) * spacing - slack);
 	});
 
 	it('two executions at once with one credential share the budget', async () => {

@@ -1,8 +1,10 @@
 import type {
-	IAuthenticateGeneric,
+	IAuthenticate,
 	Icon,
+	ICredentialDataDecryptedObject,
 	ICredentialTestRequest,
 	ICredentialType,
+	IHttpRequestOptions,
 	INodeProperties,
 } from 'n8n-workflow';
 
@@ -107,16 +109,16 @@ export class TaskBacklogApi implements ICredentialType {
 		},
 	];
 
-	// The header value is an expression over the stored token, so the token never leaves the credential store
-	// except inside the Authorization header of a request.
-	authenticate: IAuthenticateGeneric = {
-		type: 'generic',
-		properties: {
-			headers: {
-				Authorization: '={{"Bearer " + $credentials.token}}',
-			},
-		},
-	};
+	// The token goes into the Authorization header of the request, and nowhere else. A function, not n8n's generic
+	// header expression: n8n compiles and evaluates an expression on every request (the first of a process took tens
+	// of milliseconds, each later one about a millisecond, before any request of a run could leave).
+	authenticate: IAuthenticate = async (
+		credentials: ICredentialDataDecryptedObject,
+		requestOptions: IHttpRequestOptions,
+	): Promise<IHttpRequestOptions> => ({
+		...requestOptions,
+		headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.token)}` },
+	});
 
 	test: ICredentialTestRequest = {
 		request: {

@@ -5,7 +5,7 @@ import type {
 	INodeTypeDescription,
 	IPollFunctions,
 } from 'n8n-workflow';
-import { NodeApiError, NodeConnectionTypes } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
 
 import {
 	checkFilters,
@@ -18,7 +18,7 @@ import {
 } from '../shared/tasks/filters';
 import { BacklogClient } from '../shared/transport/client';
 import { listTasks } from '../shared/tasks/listTasks';
-import { queryTasks } from '../shared/tasks/queryTasks';
+import { queryTasks, refusesCondition } from '../shared/tasks/queryTasks';
 import type { PollEvent, PollState, Stamps } from './changes';
 import {
 	changedAt,
@@ -313,12 +313,6 @@ function timeCondition(afterMs: number, stamps: Stamps | undefined): IDataObject
 		combinator: 'or',
 		conditions: [byUpdatedAt, { field: 'internal_updated_at', operator: '>=', value }],
 	};
-}
-
-/** A 400 or 422: the service does not take a condition (a field or combinator it does not know). */
-function refusesCondition(error: unknown): boolean {
-	const status = error instanceof NodeApiError ? Number(error.httpCode) : NaN;
-	return status === 400 || status === 422;
 }
 
 /** The newest few tasks in the event's state, for a manual run. */

@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import { responseBody } from '../transport/errors';
+import { hasStatus, responseBody } from '../transport/errors';
 import { cancelled, isCancelled } from '../transport/cancellation';
 import { readTasksByUid, sawTasks } from './readByUid';
 import { hasValues } from './values';
@@ -181,10 +181,6 @@ function notInAnswer(client: BacklogClient, write: Planned): Error {
 	);
 }
 
-function isStatus(error: unknown, status: number): boolean {
-	return error instanceof NodeApiError && error.httpCode === String(status);
-}
-
 /**
  * Statuses that may be about one item of a batch rather than the whole request (a value the server refuses, a
  * reference it cannot find, a conflict). Sent for several executions, such a batch is split until only the items that
@@ -285,7 +281,7 @@ async function settle(
 	if (writes.length === 1) return fail(error);
 	const smaller = tooLarge(error, writes.length);
 	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
-	if (isStatus(error, 422)) return await splitInvalid(client, writes, error as NodeApiError);
+	if (hasStatus(error, 422)) return await splitInvalid(client, writes, error as NodeApiError);
 	if (ITEM_STATUSES.has(String((error as NodeApiError)?.httpCode)) && ownersOf(writes) > 1)
 		return await isolate(client, writes);
 	return fail(error);

@@ -1,10 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import { now } from '../clock';
 import type { BacklogClient, Page } from '../transport/client';
 import { QUERY_PAGE_SIZE, queryTasks, UnsoundPagingError } from './queryTasks';
+import { statusOf } from '../transport/errors';
 
 /** Page size asked of GET /tasks; a server may clamp it silently (its first page says to what). */
 export const LIST_PAGE_SIZE = 100;
@@ -47,7 +47,7 @@ async function listingMemory(client: BacklogClient): Promise<ListingMemory> {
  * /tasks/query to list with.
  */
 const refused = (error: unknown) => {
-	const status = error instanceof NodeApiError ? Number(error.httpCode) : NaN;
+	const status = statusOf(error) ?? 0;
 	return status >= 400 && status < 500 && ![401, 408, 429].includes(status);
 };
 

@@ -1,7 +1,9 @@
 import type { IDataObject } from 'n8n-workflow';
+import type { NodeApiError } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient, Page } from '../transport/client';
+import { hasStatus } from '../transport/errors';
 
 /** Page size asked of POST /tasks/query; a server may clamp it silently, which the paging below copes with. */
 export const QUERY_PAGE_SIZE = 100;
@@ -177,3 +179,7 @@ function checkUidOrder(
 		previous = uid;
 	}
 }
+
+/** A 400 or 422 to a query: the service does not take one of its conditions (a field, operator or combinator). */
+export const refusesCondition = (error: unknown): error is NodeApiError =>
+	hasStatus(error, 400, 422);

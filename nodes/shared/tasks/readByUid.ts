@@ -3,7 +3,8 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import { queryTasks } from './queryTasks';
+import { queryTasks, refusesCondition } from './queryTasks';
+import { hasStatus } from '../transport/errors';
 
 /**
  * uids per bulk read to start with: a `uid in [...]` body of about 400 KB, so 10,000 writes cost one read (two with
@@ -33,9 +34,6 @@ async function readMemory(client: BacklogClient): Promise<ReadMemory> {
 		known: [],
 	}));
 }
-
-const hasStatus = (error: unknown, ...statuses: string[]) =>
-	error instanceof NodeApiError && statuses.includes(String(error.httpCode));
 
 /**
  * The current state of the tasks with these uids, archived or not. The writes use it to keep custom fields a server
@@ -185,12 +183,12 @@ async function readByCondition(
 			// came (returning the rejected read).
 			const tasks = await read.catch(
 				(error: unknown): IDataObject[] | NodeApiError | Promise<IDataObject[]> =>
-					(hasStatus(error, '413') && chunk.length > 1) || hasStatus(error, '400', '422')
+					(hasStatus(error, 413) && chunk.length > 1) || refusesCondition(error)
 						? (error as NodeApiError)
 						: read,
 			);
 			if (tasks instanceof NodeApiError) {
-				if (!hasStatus(tasks, '413')) return undefined;
+				if (!hasStatus(tasks, 413)) return undefined;
 				memory.uidsPerRead = Math.ceil(chunk.length / 2);
 				continue;
 			}
@@ -220,7 +218,7 @@ async function readOneByOne(
 	const found = new Map<string, IDataObject>();
 	for (const uid of unique) {
 		const read = client.request<IDataObject>({ method: 'GET', path: `/tasks/${uid}`, itemIndex });
-		const task = await read.catch((error: unknown) => (hasStatus(error, '404') ? undefined : read));
+		const task = await read.catch((error: unknown) => (hasStatus(error, 404) ? undefined : read));
 		if (task && String(task.uid).toLowerCase() === uid) found.set(uid, task);
 	}
 	return found;

@@ -217,3 +217,16 @@ export function hostNotFoundError(
 		},
 	);
 }
+
+/** The HTTP status the service answered an API error (NodeApiError) with; undefined for any other failure. */
+export function statusOf(error: unknown): number | undefined {
+	if (!(error instanceof NodeApiError)) return undefined;
+	const status = Number(error.httpCode ?? NaN);
+	return Number.isInteger(status) ? status : undefined;
+}
+
+/** Whether the service answered with one of these statuses. */
+export const hasStatus = (error: unknown, ...statuses: number[]): error is NodeApiError => {
+	const status = statusOf(error);
+	return status !== undefined && statuses.includes(status);
+};

@@ -1,11 +1,12 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { createdUids } from '../shared/createdUid';
 import { forOperation, taskLocator } from '../shared/descriptions';
 import { asNodeError, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
 import { readCommentBody } from './shared';
+import { hasStatus } from '../../../shared/transport/errors';
 
 export const description = forOperation('comment', 'create', [
 	taskLocator(),
@@ -92,8 +93,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 			}),
 		];
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '409')
-			throw asNodeError(this, error, itemIndex);
+		if (!hasStatus(error, 409)) throw asNodeError(this, error, itemIndex);
 	}
 	// The uid is taken. A retry after a lost answer finds the comment it made: that one is a success. A comment
 	// with other text (or on another task, where this task's path does not find it) is someone else's.
@@ -116,8 +116,7 @@ async function readComment(
 			itemIndex,
 		});
 	} catch (error) {
-		if (!(error instanceof NodeApiError) || error.httpCode !== '404')
-			throw asNodeError(ctx, error, itemIndex);
+		if (!hasStatus(error, 404)) throw asNodeError(ctx, error, itemIndex);
 		return undefined;
 	}
 }

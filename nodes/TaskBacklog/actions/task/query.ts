@@ -1,8 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { queryTasks } from '../../../shared/tasks/queryTasks';
+import { queryTasks, refusesCondition } from '../../../shared/tasks/queryTasks';
 import { isExpression } from '../../../shared/storedParameters';
 import {
 	expandProperty,
@@ -368,9 +367,7 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 		itemIndex,
 	}).catch((error: unknown) => {
 		// The spec documents only `==`: say what Automatic sent, and how to send `==` instead.
-		const refused =
-			error instanceof NodeApiError && ['400', '422'].includes(String(error.httpCode));
-		if (refused && widened.length > 0) {
+		if (refusesCondition(error) && widened.length > 0) {
 			const [rows, those] =
 				widened.length > 1
 					? [`rows ${widened.join(', ')}`, "those rows'"]

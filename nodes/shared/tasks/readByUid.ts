@@ -49,7 +49,7 @@ async function readMemory(client: BacklogClient): Promise<ReadMemory> {
  *
  * Whether the query missed a task is checked at no cost when the caller knows a task that exists (see probesFor): it
  * is asked for last, and its coming back shows the server applied the whole list. Otherwise one GET checks the last
- * uid not found (confirmedAbsent).
+ * uid not found (confirmedAbsent), sent beside the query for the archived ones rather than after it.
  */
 export async function readTasksByUid(
 	client: BacklogClient,
@@ -60,11 +60,21 @@ export async function readTasksByUid(
 	const memory = await readMemory(client);
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
 		const probes = probesFor(memory, unique);
-		const read = await readByCondition(client, memory, unique, probes, itemIndex);
+		let beside: Lookup | undefined;
+		const read = await readByCondition(
+			client,
+			memory,
+			unique,
+			probes,
+			itemIndex,
+			(missing, probed) => {
+				if (!probed) beside = lookup(client, missing[missing.length - 1], itemIndex);
+			},
+		);
 		if (read) {
 			forget(memory, read.probesMissed);
 			remember(memory, unarchived(read.found));
-			if (read.probed || (await confirmedAbsent(client, unique, read.found, itemIndex)))
+			if (read.probed || (await confirmedAbsent(client, unique, read.found, itemIndex, beside)))
 				return read.found;
 		}
 		readsOneByOne.add(client);
@@ -125,32 +135,52 @@ function probesFor(memory: ReadMemory, unique: string[]): string[] {
 const greatestUid = (uids: string[]) =>
 	uids.map((uid) => uid.toLowerCase()).reduce((greatest, uid) => (uid > greatest ? uid : greatest));
 
+/** A GET of one uid under way: whether the task exists (archived or not). */
+interface Lookup {
+	uid: string;
+	exists: Promise<boolean>;
+}
+
+function lookup(client: BacklogClient, uid: string, itemIndex?: number): Lookup {
+	const exists = readOneByOne(client, [uid], itemIndex).then((found) => found.size > 0);
+	// Awaited where its answer is needed; a read that ends otherwise (it failed, or fell back) leaves it unheard.
+	exists.catch(() => undefined);
+	return { uid, exists };
+}
+
 /**
  * Whether the query's "not found" holds: the last uid it did not return is looked up with GET (one request). A server
  * that answers `{items: []}` to a condition it does not apply, or applies only the start of a long list, would
- * otherwise make those writes creates.
+ * otherwise make those writes creates. `beside`: that GET, sent while the archived ones were read, for the last uid
+ * the query for tasks not archived did not return; when that one was archived, the next uid not found is looked up.
  */
 async function confirmedAbsent(
 	client: BacklogClient,
 	unique: string[],
 	found: Map<string, IDataObject>,
 	itemIndex?: number,
+	beside?: Lookup,
 ): Promise<boolean> {
 	const missing = [...unique].reverse().find((uid) => !found.has(uid));
+	if (beside !== undefined && beside.uid === missing) return !(await beside.exists);
+	// Its answer is not needed, but it is not left under way either.
+	await beside?.exists.catch(() => undefined);
 	if (missing === undefined) return true;
-	return (await readOneByOne(client, [missing], itemIndex)).size === 0;
+	return !(await lookup(client, missing, itemIndex).exists);
 }
 
 /**
  * The tasks by `uid in [...]`, whether every query for tasks not archived returned the confirming probe, and the
  * probes that did not come back (see probesFor); undefined when the server does not take that condition.
+ * `archivedNext` is told, before the archived ones are read, which uids were not found and whether the probe came back.
  */
 async function readByCondition(
 	client: BacklogClient,
 	memory: ReadMemory,
 	unique: string[],
 	probes: string[],
-	itemIndex?: number,
+	itemIndex: number | undefined,
+	archivedNext: (missing: string[], probed: boolean) => void,
 ): Promise<
 	{ found: Map<string, IDataObject>; probed: boolean; probesMissed: string[] } | undefined
 > {
@@ -160,6 +190,7 @@ async function readByCondition(
 	const probesMissed = new Set<string>();
 	for (const archived of [false, true]) {
 		const missing = unique.filter((uid) => !found.has(uid));
+		if (archived && missing.length > 0) archivedNext(missing, probed);
 		let start = 0;
 		while (start < missing.length) {
 			const size = memory.uidsPerRead;

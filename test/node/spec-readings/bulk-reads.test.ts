@@ -103,4 +103,44 @@ describe('Bulk reads by uid: the request body limit and the operator "in" are no
 			owner_note: 'kept',
 		});
 	});
+
+	it('the GET confirming that the tasks a bulk read did not find are new goes while the archived ones are read, not after', async () => {
+		// Each query answers 400 ms after it arrived: a GET sent after the archived query's answer arrives 400 ms later.
+		sim.configure({
+			faults: { latencyMs: [400, 400], only: ({ path }) => path === '/tasks/query' },
+		});
+		const run = await runBacklog(sim, upsert, { items: tickets(3) });
+		expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(3);
+		const [notArchived, archived, ...more] = sent(sim, 'POST', '/tasks/query');
+		expect(more).toHaveLength(0);
+		expect(notArchived.query.archived).not.toBe('true');
+		expect(archived.query.archived).toBe('true');
+		const lookups = sent(sim, 'GET', /^\/tasks\/[0-9a-f-]{36}$/);
+		expect(lookups.map((request) => [request.path, request.status])).toEqual([
+			[`/tasks/${uidOf('T-3')}`, 404],
+		]);
+		expect(lookups[0].at - archived.at).toBeLessThan(300);
+	});
+
+	it("when the last ticket's task is archived, the GET sent beside the archived read finds it and the next ticket not found is looked up", async () => {
+		const [archivedTask] = sim.seedTasks(1, () => ({
+			uid: uidOf('T-3'),
+			archived: true,
+			fields: { title: 'Old 3', owner_note: 'kept' },
+		}));
+		const run = await runBacklog(sim, upsert, { items: tickets(3) });
+		expect(run.error).toBeUndefined();
+		expect(sim.tasks.size).toBe(3);
+		expect(sim.tasks.get(archivedTask.uid)!.fields).toMatchObject({
+			title: 'Ticket 3',
+			owner_note: 'kept',
+		});
+		const lookups = sent(sim, 'GET', /^\/tasks\/[0-9a-f-]{36}$/);
+		// The read's lookups (the strict profile's write reads the archived task again after them).
+		expect(lookups.slice(0, 2).map((request) => [request.path, request.status])).toEqual([
+			[`/tasks/${uidOf('T-3')}`, 200],
+			[`/tasks/${uidOf('T-2')}`, 404],
+		]);
+	});
 });

@@ -27,6 +27,7 @@ import {
 	isPollState,
 	marker,
 	nextStamps,
+	seenByUpdatedAt,
 	selectSlice,
 	windowStart,
 } from './changes';
@@ -242,7 +243,14 @@ export class TaskBacklogPollTrigger implements INodeType {
 			const start = windowStart(saved.position, lookbackMs);
 			// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
 			// exactly at the window start; the duplicates are dropped by `seen`.
-			state = { ...saved, pass: { afterMs: start ? start[0] - 1 : undefined, startedMs: now } };
+			state = {
+				...saved,
+				pass: {
+					afterMs: start ? start[0] - 1 : undefined,
+					startedMs: now,
+					...(seenByUpdatedAt(saved) && { seenByUpdatedAt: true }),
+				},
+			};
 		}
 		const pass = state.pass!;
 		stamps = state.stamps;

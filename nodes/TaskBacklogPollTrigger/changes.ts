@@ -63,6 +63,11 @@ export interface PollPass {
 	floor?: string;
 	/** The first poll's baseline: nothing is emitted. */
 	baseline?: boolean;
+	/**
+	 * The state was saved by version 0.1.0, whose `seen` held each Updated Task emission's updated_at, not its changedAt
+	 * (see seenByUpdatedAt): a task whose updated_at is not newer than that is the change already emitted.
+	 */
+	seenByUpdatedAt?: boolean;
 }
 
 /** Cap on `seen`; static data is stored with the workflow, so it must stay small. */
@@ -287,8 +292,9 @@ export function selectChanges(
 	matches: (task: IDataObject) => boolean,
 	lookbackMs: number,
 	nowMs: number,
+	seenByUpdatedAt = false,
 ): { emit: IDataObject[]; next: PollState } {
-	const { emit, seen, closed } = pick(state, fetched, matches, lookbackMs);
+	const { emit, seen, closed } = pick(state, fetched, matches, lookbackMs, seenByUpdatedAt);
 	const position = notAfter(newestUpdate(fetched, state.position, nowMs) ?? state.position, nowMs);
 	const next = prune(
 		{ event: state.event, position, seen, floor: state.floor, closed },
@@ -302,6 +308,7 @@ function pick(
 	fetched: IDataObject[],
 	matches: (task: IDataObject) => boolean,
 	lookbackMs: number,
+	seenByUpdatedAt: boolean,
 ): { emit: IDataObject[]; seen: Record<string, string>; closed?: Record<string, string> } {
 	const start = windowStart(state.position, lookbackMs);
 	const floor = instant(state.floor);
@@ -318,6 +325,12 @@ function pick(
 		if (floor && compareInstants(at, floor) <= 0) continue;
 		const previous = instant(seen[uid]);
 		if (previous && compareInstants(previous, at) >= 0) continue;
+		const updated = instant(task.updated_at);
+		if (seenByUpdatedAt && previous && updated && compareInstants(updated, previous) <= 0) {
+			// Emitted by 0.1.0, which dated it by updated_at: the same change, now dated by changedAt.
+			seen[uid] = value;
+			continue;
+		}
 		seen[uid] = value;
 		if (closed) {
 			// An edit of a task whose closing was already emitted: the same done_at.
@@ -349,10 +362,11 @@ export function selectSlice(
 ): { emit: IDataObject[]; next: PollState } {
 	const { pass, ...rest } = state;
 	if (!pass) return selectChanges(rest, fetched, matches, lookbackMs, nowMs);
+	const seenByUpdatedAt = pass.seenByUpdatedAt === true;
 	if (complete && pass.uid === undefined) {
 		return pass.baseline
 			? { emit: [], next: baseline(state.event, fetched, state.position, lookbackMs, nowMs) }
-			: selectChanges(rest, fetched, matches, lookbackMs, nowMs);
+			: selectChanges(rest, fetched, matches, lookbackMs, nowMs, seenByUpdatedAt);
 	}
 	const startedAt: Instant = [pass.startedMs, 0];
 	const inPass = fetched.filter((task) => {
@@ -372,7 +386,7 @@ export function selectSlice(
 			if (closed) closed[task.uid as string] = marker(state.event, task) as string;
 		}
 	} else {
-		({ emit, seen, closed } = pick(rest, inPass, matches, lookbackMs));
+		({ emit, seen, closed } = pick(rest, inPass, matches, lookbackMs, seenByUpdatedAt));
 	}
 	const newest = newestUpdate(
 		fetched,
@@ -397,6 +411,16 @@ export function selectSlice(
 		pass: { ...pass, uid: last, ...(newest && { newest }) },
 	};
 	return { emit, next: prune(next, lookbackMs) };
+}
+
+/**
+ * Whether a saved state is one version 0.1.0 left for Updated Task: its `seen` holds updated_at values. That version
+ * saved no `stamps` and no `pass`; this one saves `stamps` once a window has been read whole and anything read tells
+ * (a task with an updated_at, or the five-task probe), and `pass` while one is read. A state of this version without
+ * either holds only tasks without internal_updated_at, whose changedAt is their updated_at: the rule is the same there.
+ */
+export function seenByUpdatedAt(saved: PollState): boolean {
+	return saved.event === 'updatedTask' && saved.stamps === undefined && saved.pass === undefined;
 }
 
 /**

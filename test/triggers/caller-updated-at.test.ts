@@ -8,7 +8,8 @@
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { startSimulator, type Simulator, type Task } from '../../tools/simulator/simulator';
-import { pollTrigger, serviceApi, type Poller } from './harness';
+import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
+import { activePoller, pollTrigger, serviceApi, type Poller } from './harness';
 
 const TOKEN = 'test-token';
 const LONG_AGO = '2020-01-01T00:00:00.000Z';
@@ -141,6 +142,30 @@ describe.each(['lenient', 'strict'] as const)('on the %s profile', (profile) => 
 			expect(queries().filter((r) => r.status === 422)).toHaveLength(1);
 			// What it cannot see there: a change dated before the window.
 			await patch(b.uid, { fields: { title: 'Dated by the ticket' }, updated_at: LONG_AGO });
+			expect(await p.poll()).toBeNull();
+		});
+		it("a state saved by version 0.1.0 (each emission's updated_at in `seen`) emits no change again after the upgrade, and the next change once", async () => {
+			await start({ readings });
+			const [task] = sim.seedTasks(1);
+			// A change dated a few seconds back by the caller, which 0.1.0 emitted, remembering its updated_at.
+			const dated = new Date(Date.now() - 5_000).toISOString();
+			const saved = await patch(task.uid, {
+				fields: { title: 'From the ticket' },
+				updated_at: dated,
+			});
+			expect(Date.parse(saved.internal_updated_at!)).toBeGreaterThan(Date.parse(dated));
+			const p = activePoller({
+				nodeType: new TaskBacklogPollTrigger(),
+				parameters: { event: 'updatedTask' },
+				credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
+				staticData: {
+					state: { event: 'updatedTask', position: dated, seen: { [task.uid]: dated } },
+				},
+			});
+			expect(await p.poll()).toBeNull();
+			expect(await p.poll()).toBeNull();
+			await patch(task.uid, { fields: { title: 'Changed after the upgrade' } });
+			expect(uids(await p.poll())).toEqual([task.uid]);
 			expect(await p.poll()).toBeNull();
 		});
 	});

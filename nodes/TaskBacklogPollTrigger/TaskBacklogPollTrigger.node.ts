@@ -27,7 +27,7 @@ import {
 	isPollState,
 	marker,
 	nextStamps,
-	seenByUpdatedAt,
+	savedByVersion010,
 	selectSlice,
 	windowStart,
 } from './changes';
@@ -248,7 +248,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 				pass: {
 					afterMs: start ? start[0] - 1 : undefined,
 					startedMs: now,
-					...(seenByUpdatedAt(saved) && { seenByUpdatedAt: true }),
+					...(savedByVersion010(saved) && { seenByUpdatedAt: true }),
 				},
 			};
 		}

@@ -65,7 +65,7 @@ export interface PollPass {
 	baseline?: boolean;
 	/**
 	 * The state was saved by version 0.1.0, whose `seen` held each Updated Task emission's updated_at, not its changedAt
-	 * (see seenByUpdatedAt): a task whose updated_at is not newer than that is the change already emitted.
+	 * (see savedByVersion010): a task whose updated_at is not newer than that is the change already emitted.
 	 */
 	seenByUpdatedAt?: boolean;
 }
@@ -419,7 +419,7 @@ export function selectSlice(
  * (a task with an updated_at, or the five-task probe), and `pass` while one is read. A state of this version without
  * either holds only tasks without internal_updated_at, whose changedAt is their updated_at: the rule is the same there.
  */
-export function seenByUpdatedAt(saved: PollState): boolean {
+export function savedByVersion010(saved: PollState): boolean {
 	return saved.event === 'updatedTask' && saved.stamps === undefined && saved.pass === undefined;
 }
 

@@ -203,31 +203,22 @@ async function main(): Promise<number> {
 		// Four workers on any machine: the unit files mostly wait (rate windows, retry pauses), so they overlap well
 		// (2 cores: 2.0 min; jest's default of cores - 1 workers: 5.5 min). Beside the installs, tests that take 2 to 4 s
 		// alone passed jest's default limit of 5 s: 30 s still catches a test that hangs.
-		const unit = await jest('', [
-			'--selectProjects',
-			'unit',
-			'unit-strict',
-			'--maxWorkers=4',
-			'--testTimeout=30000',
-			// Not --testPathIgnorePatterns: it would replace the projects' own (test/e2e/, test/scale-out/, ...).
-			'--testPathPatterns',
-			OTHER_UNIT,
-		]);
+		// Not --testPathIgnorePatterns: it would replace the projects' own (test/e2e/, test/scale-out/, ...).
+		const unitFiles = (pattern: string, workers: number) =>
+			jest('', [
+				'--selectProjects',
+				'unit',
+				'unit-strict',
+				`--maxWorkers=${workers}`,
+				'--testTimeout=30000',
+				'--testPathPatterns',
+				pattern,
+			]);
+		const unit = await unitFiles(OTHER_UNIT, 4);
 		const prepare = await prepared;
 		// The transport files time the limiter's spacing and pauses to tens of milliseconds: beside the installs and
 		// three other workers, three of them failed once each in clean-clone cold runs. After the installs, two workers.
-		const timedUnit =
-			unit.code !== 0
-				? unit
-				: await jest('', [
-						'--selectProjects',
-						'unit',
-						'unit-strict',
-						'--maxWorkers=2',
-						'--testTimeout=30000',
-						'--testPathPatterns',
-						TIMED_UNIT,
-					]);
+		const timedUnit = unit.code !== 0 ? unit : await unitFiles(TIMED_UNIT, 2);
 		console.log(
 			`[test] unit tests: ${unit.seconds.toFixed(0)} s beside the end-to-end installs (${prepare.seconds.toFixed(0)} s), then ${TIMED_UNIT}: ${timedUnit === unit ? 'not run' : `${timedUnit.seconds.toFixed(0)} s`}; ${elapsed()} so far`,
 		);

@@ -3,7 +3,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import { hasStatus, responseBody } from '../transport/errors';
+import { hasStatus, responseBody, statusOf } from '../transport/errors';
 import { cancelled, isCancelled } from '../transport/cancellation';
 import { readTasksByUid, sawTasks } from './readByUid';
 import { hasValues } from './values';
@@ -101,8 +101,8 @@ function tooLarge(error: unknown, count: number): number | undefined {
 	const body = responseBody(error);
 	const text = `${error.message} ${typeof body === 'string' ? body : JSON.stringify(body ?? '')}`;
 	if (
-		error.httpCode !== '413' &&
-		!(error.httpCode === '422' && aboutTheList(body, text) && failingItems(error, count).size === 0)
+		!hasStatus(error, 413) &&
+		!(hasStatus(error, 422) && aboutTheList(body, text) && failingItems(error, count).size === 0)
 	) {
 		return undefined;
 	}
@@ -186,7 +186,7 @@ function notInAnswer(client: BacklogClient, write: Planned): Error {
  * reference it cannot find, a conflict). Sent for several executions, such a batch is split until only the items that
  * cause it fail: no execution gets another's failure, nor the server's text about another's values.
  */
-const ITEM_STATUSES = new Set(['400', '403', '404', '409']);
+const ITEM_STATUSES = [400, 403, 404, 409];
 
 /** How many runs (WriteOwner) these writes belong to; writes without an owner count as one. */
 const ownersOf = (writes: Planned[]) => new Set(writes.map((write) => write.owner)).size;
@@ -248,8 +248,8 @@ function textsOf(value: unknown, into: string[] = []): string[] {
  */
 function requestRefused(first: unknown, second: unknown, writes: Planned[]): boolean {
 	if (!(first instanceof NodeApiError && second instanceof NodeApiError)) return false;
-	if (first.httpCode !== second.httpCode || first.message !== second.message) return false;
-	if (first.httpCode === '403') return true;
+	if (statusOf(first) !== statusOf(second) || first.message !== second.message) return false;
+	if (statusOf(first) === 403) return true;
 	// What the server said (our own "PUT /tasks/batch failed with …" around it would match short values).
 	const text = JSON.stringify(responseBody(first) ?? first.message);
 	return (
@@ -281,8 +281,8 @@ async function settle(
 	if (writes.length === 1) return fail(error);
 	const smaller = tooLarge(error, writes.length);
 	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
-	if (hasStatus(error, 422)) return await splitInvalid(client, writes, error as NodeApiError);
-	if (ITEM_STATUSES.has(String((error as NodeApiError)?.httpCode)) && ownersOf(writes) > 1)
+	if (hasStatus(error, 422)) return await splitInvalid(client, writes, error);
+	if (hasStatus(error, ...ITEM_STATUSES) && ownersOf(writes) > 1)
 		return await isolate(client, writes);
 	return fail(error);
 }

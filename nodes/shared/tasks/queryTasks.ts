@@ -1,5 +1,4 @@
-import type { IDataObject } from 'n8n-workflow';
-import type { NodeApiError } from 'n8n-workflow';
+import type { IDataObject, NodeApiError } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient, Page } from '../transport/client';

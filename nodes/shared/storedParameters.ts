@@ -37,7 +37,18 @@ const copy = <T>(value: T): T =>
  */
 export function parametersReadOnce(ctx: IExecuteFunctions): IExecuteFunctions {
 	const node = ctx.getNode();
-	const constant = new Map<string, boolean>();
+	/** Per name, how its stored value is read: by n8n as it is (absent, or a name with an index), once, or per item. */
+	const kinds = new Map<string, 'n8n' | 'constant' | 'perItem'>();
+	const kindOf = (name: string) => {
+		let kind = kinds.get(name);
+		if (kind === undefined) {
+			// A name with an index (`a[0].b`) is no plain path: read by n8n, like an absent parameter.
+			const value = name.includes('[') ? undefined : storedParameter(node, name.split('.'));
+			kind = value === undefined ? 'n8n' : hasExpression(value) ? 'perItem' : 'constant';
+			kinds.set(name, kind);
+		}
+		return kind;
+	};
 	const once = new Map<string, unknown>();
 	let memoItem = -1;
 	const perItem = new Map<string, unknown>();
@@ -48,19 +59,17 @@ export function parametersReadOnce(ctx: IExecuteFunctions): IExecuteFunctions {
 		fallbackValue?: unknown,
 		options?: IGetNodeParameterOptions,
 	): unknown => {
-		// A name with an index (`a[0].b`) is no plain path: read by n8n, like an absent parameter.
-		const value = name.includes('[') ? undefined : storedParameter(node, name.split('.'));
+		const kind = kindOf(name);
 		// Absent parameters (n8n answers with the fallback) and unusual options go to n8n as they are.
 		if (
-			value === undefined ||
+			kind === 'n8n' ||
 			(options &&
 				Object.keys(options).some((key) => key !== 'extractValue' && key !== 'ensureType'))
 		) {
 			return ctx.getNodeParameter(name, itemIndex, fallbackValue, options);
 		}
 		const key = options ? `${name}\u0000${JSON.stringify(options)}` : name;
-		if (!constant.has(name)) constant.set(name, !hasExpression(value));
-		if (constant.get(name)) {
+		if (kind === 'constant') {
 			if (!once.has(key))
 				once.set(key, ctx.getNodeParameter(name, itemIndex, fallbackValue, options));
 			return copy(once.get(key));

@@ -545,4 +545,22 @@ describe('Bad input gets a NodeOperationError naming the item and the field, wit
 		expect(run.error!.message).toMatch(/Base URL .* is not an http\(s\) address/);
 		expect(sim.requests).toHaveLength(0);
 	});
+
+	it('a bad item is reported before a bad credential: the credential is loaded while the items are read, its error waits for the first request', async () => {
+		const items = tickets(3);
+		items[1].title = '';
+		const run = await runBacklog(
+			sim,
+			{
+				resource: 'task',
+				operation: 'upsert',
+				identifyBy: 'externalId',
+				externalId: '={{ $json.id }}',
+				title: '={{ $json.title }}',
+			},
+			{ items, credentials: { baseUrl: sim.url.replace('http://', '') } },
+		);
+		expect(run.error!.message).toMatch(/Item 1: "Title" is empty/);
+		expect(sim.requests).toHaveLength(0);
+	});
 });

@@ -74,6 +74,7 @@ export async function route(this: IExecuteFunctions): Promise<INodeExecutionData
 		);
 	}
 	const client = new BacklogClient(this, retryPolicy(this));
+	client.prepare();
 
 	if ('wholeInput' in operation) {
 		return [await operation.execute.call(this, client, itemIndexes)];

@@ -53,7 +53,7 @@ export function uuidV5(name: string, namespace: string): string {
 	const length = 16 + input.write(name, 16, 'utf8');
 	const hex = hash('sha1', input.subarray(0, length), 'hex');
 	// Version 5 in the 13th digit; the variant (binary 10) in the top bits of the 17th.
-	const variant = ((parseInt(hex[16], 16) & 0x3) | 0x8).toString(16);
+	const variant = '89ab'[parseInt(hex[16], 16) & 0x3];
 	return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 

@@ -132,8 +132,14 @@ function probesFor(memory: ReadMemory, unique: string[]): string[] {
 }
 
 /** The uid that sorts last, as a query sorts uids (lower case). */
-const greatestUid = (uids: string[]) =>
-	uids.map((uid) => uid.toLowerCase()).reduce((greatest, uid) => (uid > greatest ? uid : greatest));
+function greatestUid(uids: string[]): string {
+	let greatest = uids[0].toLowerCase();
+	for (const uid of uids) {
+		const lower = uid.toLowerCase();
+		if (lower > greatest) greatest = lower;
+	}
+	return greatest;
+}
 
 /** A GET of one uid under way: whether the task exists (archived or not). */
 interface Lookup {
@@ -196,12 +202,14 @@ async function readByCondition(
 			const size = memory.uidsPerRead;
 			const chunk = missing.slice(start, start + size);
 			if (!archived) chunk.push(...probes);
-			const wanted = new Set(chunk);
+			// Built when the first task comes back: a read that finds nothing (first contact) needs none.
+			let wantedSet: Set<string> | undefined;
+			const wanted = () => (wantedSet ??= new Set(chunk));
 			const condition = { field: 'uid', operator: 'in', value: chunk };
 			// At most one task per uid: once as many came back as were asked for, no page can follow.
 			// A task not asked for means the server ignored the condition: no need to read further.
 			const notAsked = (page: IDataObject[]) =>
-				page.some((task) => !wanted.has(String(task.uid).toLowerCase()));
+				page.some((task) => !wanted().has(String(task.uid).toLowerCase()));
 			const read = queryTasks(client, {
 				body: { condition },
 				archived,
@@ -226,7 +234,7 @@ async function readByCondition(
 			const returned = new Set<string>();
 			for (const task of tasks) {
 				const uid = String(task.uid).toLowerCase();
-				if (!wanted.has(uid)) return undefined;
+				if (!wanted().has(uid)) return undefined;
 				returned.add(uid);
 				if (!probes.includes(uid)) found.set(uid, task);
 			}

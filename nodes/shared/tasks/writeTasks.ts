@@ -83,7 +83,8 @@ export async function writeTasks(
 	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
 	writes.forEach((write, position) => {
 		const group = groups.get(write.uid);
-		if (!group) groups.set(write.uid, { write: { ...write }, positions: [position] });
+		// The write is kept as it came: merging a later one makes a new object, so the caller's is never changed.
+		if (!group) groups.set(write.uid, { write, positions: [position] });
 		else {
 			group.write = { ...write, body: mergeBodies(group.write.body, write.body) };
 			group.positions.push(position);

@@ -140,6 +140,15 @@ export class BacklogClient {
 		return { callerKey, baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
 	}
 
+	/**
+	 * Starts loading the credential (n8n reads it from its database and decrypts it) while the caller reads its items,
+	 * so the first request does not wait for it. Sends nothing; a failure surfaces at the first request, as without it.
+	 */
+	prepare(): void {
+		this.connection ??= this.connect();
+		this.connection.catch(() => undefined);
+	}
+
 	/** Which service and caller this client talks to as (see Connection.callerKey): requests of one key may be shared. */
 	async callerKey(): Promise<string> {
 		return (await (this.connection ??= this.connect())).callerKey;

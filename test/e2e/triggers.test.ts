@@ -183,6 +183,8 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	let datedTaskUid = '';
 	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
 	let internalStamps = true;
+	/** How long the burst without a refused ticket took to be answered (the poisoned burst's bound is set from it). */
+	let plainBurstMs: number | undefined;
 
 	const api = async (method: string, path: string, body?: object) => {
 		const res = await http(method, `${stage.sim.url}${path}`, {
@@ -297,10 +299,11 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			const requests = stage.sim.requests.filter(
 				(r) => r.at >= since && r.headers.authorization === `Bearer ${caller.token}`,
 			);
+			const answeredMs = Date.now() - since;
 			log(
 				`n8n ${major}.x ${what}: ${events.length} events at once, all answered in ${seconds} s, ${requests.length} requests (${requests.filter((r) => r.path === '/tasks/batch').length} batches); n8n refused ${refusedByN8n} deliveries with 503 (sent again)`,
 			);
-			return { since, answers, requests };
+			return { since, answers, requests, answeredMs };
 		} finally {
 			stage.sim.configure({
 				requestsPerWindow: 0,
@@ -508,7 +511,11 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	test(
 		`${BURST_EVENTS} ticket events at once, one ticket per execution, at 60 requests per real minute and an undocumented batch limit of 50: every execution succeeds with its own task, every ticket is stored once with its values, no 429`,
 		async () => {
-			const { answers, requests: mine } = await burstAtOnce(
+			const {
+				answers,
+				requests: mine,
+				answeredMs,
+			} = await burstAtOnce(
 				BURST,
 				'burst',
 				Array.from({ length: BURST_EVENTS }, (_, i) => ({
@@ -527,12 +534,13 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			expect(mine.filter((r) => r.status === 429)).toHaveLength(0);
 			// One request per event and more would be 600; sharing requests across executions makes it far fewer.
 			expect(mine.length).toBeLessThan(BURST_EVENTS);
+			plainBurstMs = answeredMs;
 		},
 		6 * 60_000,
 	);
 
 	test(
-		`a poisoned burst: ${BURST_EVENTS} ticket events at once, one per execution, at 60 requests a minute, and the service refuses one ticket with a 400 naming its value: only that execution fails, the other ${BURST_EVENTS - 1} tickets are stored once within 60 s, and the refused value shows in that execution's data only`,
+		`a poisoned burst: ${BURST_EVENTS} ticket events at once, one per execution, at 60 requests a minute, and the service refuses one ticket with a 400 naming its value: only that execution fails, the other ${BURST_EVENTS - 1} tickets are stored once within 60 s (or 30 s more than the same burst without the refused ticket took, where n8n starts the executions more slowly than that), and the refused value shows in that execution's data only`,
 		async () => {
 			const events = Array.from({ length: BURST_EVENTS }, (_, i) => ({
 				ticket_id: `POISON-${i}`,
@@ -606,10 +614,12 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				expect(answer.text).not.toContain(REFUSED_VALUE);
 			});
 			expect(answers[POISONED_TICKET].status).not.toBe(200);
-			// The other tickets are stored once with their values, within 60 s at 60 requests a minute, the refused one not.
+			// The other tickets are stored once with their values, the refused one not. Within 60 s at 60 requests a minute;
+			// on n8n 1.x, whose start of 300 executions alone took 33 to 45 s in the burst without a refused ticket, within
+			// 30 s of that burst's time: the refused ticket's batches split in halves cost about 15 requests more.
 			expect(stored.filter(isStored)).toHaveLength(BURST_EVENTS - 1);
 			expect(stored).toHaveLength(BURST_EVENTS - 1);
-			expect(allStoredAfterMs).toBeLessThanOrEqual(60_000);
+			expect(allStoredAfterMs).toBeLessThanOrEqual(Math.max(60_000, (plainBurstMs ?? 0) + 30_000));
 			expect(requests.filter((r) => r.status === 429)).toHaveLength(0);
 			// n8n stored one execution per event: one failed, and it is the only one whose data holds the refused value.
 			expect(executions).toHaveLength(BURST_EVENTS);

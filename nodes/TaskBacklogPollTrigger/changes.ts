@@ -325,13 +325,12 @@ function pick(
 		if (floor && compareInstants(at, floor) <= 0) continue;
 		const previous = instant(seen[uid]);
 		if (previous && compareInstants(previous, at) >= 0) continue;
-		const updated = instant(task.updated_at);
-		if (seenByUpdatedAt && previous && updated && compareInstants(updated, previous) <= 0) {
-			// Emitted by 0.1.0, which dated it by updated_at: the same change, now dated by changedAt.
-			seen[uid] = value;
-			continue;
-		}
 		seen[uid] = value;
+		if (seenByUpdatedAt && previous) {
+			// Emitted by 0.1.0, which dated it by updated_at: the same change, now dated by changedAt.
+			const updated = instant(task.updated_at);
+			if (updated && compareInstants(updated, previous) <= 0) continue;
+		}
 		if (closed) {
 			// An edit of a task whose closing was already emitted: the same done_at.
 			const done = marker(state.event, task) as string;

@@ -167,7 +167,9 @@ async function confirmedAbsent(
 	itemIndex?: number,
 	beside?: Lookup,
 ): Promise<boolean> {
-	const missing = [...unique].reverse().find((uid) => !found.has(uid));
+	let missing: string | undefined;
+	for (let index = unique.length - 1; index >= 0 && missing === undefined; index--)
+		if (!found.has(unique[index])) missing = unique[index];
 	if (beside !== undefined && beside.uid === missing) return !(await beside.exists);
 	// Its answer is not needed, but it is not left under way either.
 	await beside?.exists.catch(() => undefined);

@@ -145,18 +145,22 @@ export class BacklogClient {
 	 * so the first request does not wait for it. Sends nothing; a failure surfaces at the first request, as without it.
 	 */
 	prepare(): void {
-		this.connection ??= this.connect();
-		this.connection.catch(() => undefined);
+		this.connected().catch(() => undefined);
+	}
+
+	/** The connection, made on first use (one per client). */
+	private connected(): Promise<Connection> {
+		return (this.connection ??= this.connect());
 	}
 
 	/** Which service and caller this client talks to as (see Connection.callerKey): requests of one key may be shared. */
 	async callerKey(): Promise<string> {
-		return (await (this.connection ??= this.connect())).callerKey;
+		return (await this.connected()).callerKey;
 	}
 
 	/** How far apart this caller's requests leave when spread evenly at its rate limit (1 s at 60 per minute). */
 	async requestSpacingMs(): Promise<number> {
-		return (await (this.connection ??= this.connect())).limiter.spacingMs;
+		return (await this.connected()).limiter.spacingMs;
 	}
 
 	private backoffMs(attempt: number): number {
@@ -166,7 +170,7 @@ export class BacklogClient {
 	}
 
 	async request<T = IDataObject>(request: ApiRequest): Promise<T> {
-		const { baseUrl, headers, limiter, redact } = await (this.connection ??= this.connect());
+		const { baseUrl, headers, limiter, redact } = await this.connected();
 		const node = this.ctx.getNode();
 		const idempotent = request.idempotent ?? request.method !== 'POST';
 		for (let attempt = 1; ; attempt++) {

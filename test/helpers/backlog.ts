@@ -22,6 +22,14 @@ export const upsertByTicket = {
 	title: '={{ $json.title }}',
 };
 
+/** Create from the item's `title`, with the task uid the item gives in `uid`. */
+export const createWithItemUid = {
+	resource: 'task',
+	operation: 'create',
+	title: '={{ $json.title }}',
+	additionalFields: { uid: '={{ $json.uid }}' },
+};
+
 export interface BacklogRun {
 	items: INodeExecutionData[];
 	json: IDataObject[];

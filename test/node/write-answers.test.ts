@@ -5,6 +5,7 @@ import type { IDataObject } from 'n8n-workflow';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { json, startServer } from '../helpers/servers';
 import {
+	createWithItemUid,
 	runBacklog,
 	sent,
 	useSimulator,
@@ -84,22 +85,13 @@ describe('Without Continue On Fail the node stops at the failing item, and nothi
 		['with Continue On Fail, the other items are written', true],
 	])('Create with a UID another task holds, beside a free one: %s', async (_, continueOnFail) => {
 		const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Someone else' } }));
-		const run = await runBacklog(
-			sim,
-			{
-				resource: 'task',
-				operation: 'create',
-				title: '={{ $json.title }}',
-				additionalFields: { uid: '={{ $json.uid }}' },
-			},
-			{
-				items: [
-					{ uid: task.uid, title: 'Mine' },
-					{ uid: FREE_UID, title: 'Also mine' },
-				],
-				continueOnFail,
-			},
-		);
+		const run = await runBacklog(sim, createWithItemUid, {
+			items: [
+				{ uid: task.uid, title: 'Mine' },
+				{ uid: FREE_UID, title: 'Also mine' },
+			],
+			continueOnFail,
+		});
 		expect(sim.tasks.get(task.uid)!.fields.title).toBe('Someone else');
 		if (continueOnFail) {
 			expect(run.json[0].error).toMatch(/already exists/);

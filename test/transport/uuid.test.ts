@@ -41,6 +41,15 @@ describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () 
 		);
 	});
 
+	it('names derived in several namespaces in turn, a refused namespace and a long name between them, each match the uuid package', () => {
+		const namespaces = [DEFAULT_EXTERNAL_ID_NAMESPACE, uuidOracle.DNS, uuidOracle.URL];
+		for (const [index, name] of ['1042', 'ü'.repeat(1500), 'ticket-1', '1042', '', 'x'].entries()) {
+			const namespace = namespaces[index % namespaces.length];
+			expect(uuidV5(name, namespace)).toBe(uuidOracle(name, namespace));
+			expect(() => uuidV5(name, 'not-a-uuid')).toThrow('not a UUID');
+		}
+	});
+
 	it('the same external id always gives the same uid, and another id another uid', () => {
 		expect(uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE)).toBe(
 			uuidV5('1042', DEFAULT_EXTERNAL_ID_NAMESPACE),

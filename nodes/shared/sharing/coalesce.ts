@@ -4,7 +4,7 @@ import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import type { Method, Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
-import { batchSizeMemory, writeAll } from '../tasks/batches';
+import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';
 import { ARRIVING, Lane } from './lane';
 import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 import { now } from '../clock';
@@ -188,7 +188,7 @@ async function sendInRounds(
 			const since = written.get(write.uid);
 			if (since && since.at > (write.readAt ?? 0)) {
 				if (write.method === 'PUT') {
-					results[index] = { task: since.task };
+					results[index] = answeredPut(write, since.task);
 					continue;
 				}
 				sending.push({ ...write, current: since.task });

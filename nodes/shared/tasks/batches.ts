@@ -6,7 +6,7 @@ import type { BacklogClient } from '../transport/client';
 import { hasStatus, responseBody, statusOf } from '../transport/errors';
 import { cancelled, isCancelled } from '../transport/cancellation';
 import { readTasksByUid, sawTasks } from './readByUid';
-import { hasValues } from './values';
+import { hasValues, showsOurValues } from './values';
 import { now } from '../clock';
 
 /**
@@ -14,7 +14,11 @@ import { now } from '../clock';
  * per caller, a 422 split to the items it names, and the answer read by uid.
  */
 
-export type WriteResult = { task: IDataObject } | { error: Error };
+/**
+ * What a write got: the task as the service answered, or an error. `existed`: the answer to a PUT does not show the
+ * values sent, so the task was there already (created meanwhile by someone else) and the server kept its values.
+ */
+export type WriteResult = { task: IDataObject; existed?: true } | { error: Error };
 
 export type Method = 'PUT' | 'PATCH';
 
@@ -60,6 +64,13 @@ export interface WriteOwner {
 	 */
 	client?: BacklogClient;
 }
+
+/**
+ * A PUT answered with `task` (see WriteResult.existed). Decided as each batch is answered, while the next one waits for
+ * its turn at the rate limit, rather than for every write after the last answer.
+ */
+export const answeredPut = (write: Planned, task: IDataObject): WriteResult =>
+	showsOurValues(task, write.body) ? { task } : { task, existed: true };
 
 /** The body of a PATCH that keeps every custom field it was not asked to change, whether the server merges or replaces. */
 function sentBody({ body, current }: Planned): IDataObject {
@@ -439,7 +450,11 @@ export async function writeAll(
 				goAgain.push(at);
 				continue;
 			}
-			const result = answers[index];
+			const answer = answers[index];
+			const result =
+				writes[at].method === 'PUT' && 'task' in answer
+					? answeredPut(writes[at], answer.task)
+					: answer;
 			results[at] = result;
 			const { owner } = writes[at];
 			if ('error' in result && owner) owner.failed = true;

@@ -123,6 +123,7 @@ export async function sawTasks(client: BacklogClient, uids: string[]) {
  * greatest uid asked for is the last, with no empty page after it.
  */
 function probesFor(memory: ReadMemory, unique: string[]): string[] {
+	if (memory.known.length === 0) return [];
 	const wanted = new Set(unique);
 	const known = memory.known.filter((uid) => !wanted.has(uid)).reverse();
 	if (known.length === 0) return [];

@@ -157,7 +157,7 @@ export async function writeTasks(
 	const afterPut: Planned[] = [];
 	puts.forEach((put, index) => {
 		const result = putResults[index];
-		if ('task' in result && !showsOurValues(result.task, put.body)) {
+		if ('task' in result && result.existed) {
 			// Created by someone else between our read and our PUT, and the server kept its values.
 			if (put.ifExisted === 'fail')
 				outcome.set(put.uid, { error: takenError(client, put.uid, result.task, put.itemIndex) });

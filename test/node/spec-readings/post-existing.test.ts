@@ -1,7 +1,7 @@
 // Spec open point: POST with the uid of an existing task is a 409 or an overwrite (reading postExisting).
 import { NodeOperationError } from 'n8n-workflow';
 
-import { runBacklog, useSimulator, writesSent } from '../../helpers/backlog';
+import { createWithItemUid, runBacklog, useSimulator, writesSent } from '../../helpers/backlog';
 import type { Simulator } from '../../../tools/simulator/simulator';
 import { PROFILE_READINGS, tickets } from './common';
 
@@ -16,22 +16,13 @@ describe('Create with a uid that is taken (spec 4.2 rule 2: POST honours a clien
 			sim.configure({ readings: { postExisting } });
 			const [task] = sim.seedTasks(1, () => ({ fields: { title: 'Existing', ticket_id: '7' } }));
 			const before = JSON.stringify(sim.tasks.get(task.uid));
-			const run = await runBacklog(
-				sim,
-				{
-					resource: 'task',
-					operation: 'create',
-					title: '={{ $json.title }}',
-					additionalFields: { uid: '={{ $json.uid }}' },
-				},
-				{
-					items: [
-						{ title: 'Fresh', uid: '3c90c3cc-0d44-4b50-8888-8dd25736052a' },
-						{ title: 'Intruder', uid: task.uid },
-					],
-					continueOnFail: true,
-				},
-			);
+			const run = await runBacklog(sim, createWithItemUid, {
+				items: [
+					{ title: 'Fresh', uid: '3c90c3cc-0d44-4b50-8888-8dd25736052a' },
+					{ title: 'Intruder', uid: task.uid },
+				],
+				continueOnFail: true,
+			});
 			expect(run.error).toBeUndefined();
 			expect(run.json[0].uid).toBe('3c90c3cc-0d44-4b50-8888-8dd25736052a');
 			expect(String(run.json[1].error)).toMatch(/already exists/);

@@ -1,6 +1,6 @@
 // Spec open points: PUT on an existing uid, one task or a batch, is a no-op or a replace (readings putExisting,
 // batchPutExisting); a write that changes nothing is not sent, so it stamps nothing (reading updatedAt).
-import { runBacklog, useSimulator, writesSent } from '../../helpers/backlog';
+import { createWithItemUid, runBacklog, useSimulator, writesSent } from '../../helpers/backlog';
 import type { Simulator } from '../../../tools/simulator/simulator';
 import { PROFILE_READINGS, tickets, uidOf, upsert } from './common';
 
@@ -64,6 +64,64 @@ describe('PUT on an existing uid: no-op or replace (spec 4.2 rule 1 vs 4.5 rule 
 			});
 		},
 	);
+
+	describe('a task someone else creates between the read and the batch PUT, which the server then leaves as it is (batch PUT a no-op)', () => {
+		/** Creates the task of T-2 with another system's values as the run's first write reaches the service. */
+		function createdMeanwhile() {
+			let created = false;
+			sim.failNext({
+				status: 500,
+				when: (req) => {
+					if (!created && req.method === 'PUT') {
+						sim.seedTasks(1, () => ({
+							uid: uidOf('T-2'),
+							fields: { title: 'Theirs', ticket_id: 'T-2', owner_note: 'kept' },
+						}));
+						created = true;
+					}
+					return false;
+				},
+			});
+			return () => created;
+		}
+
+		it('Create or Update then updates it with the run’s values, keeping its other custom fields', async () => {
+			sim.configure({ readings: { batchPutExisting: 'noop' } });
+			const created = createdMeanwhile();
+			const run = await runBacklog(sim, upsert, { items: tickets(3) });
+			expect(created()).toBe(true);
+			expect(run.error).toBeUndefined();
+			expect(run.json.map((json) => (json.fields as { title: string }).title)).toEqual([
+				'Ticket 1',
+				'Ticket 2',
+				'Ticket 3',
+			]);
+			expect(sim.tasks.get(uidOf('T-2'))!.fields).toEqual({
+				title: 'Ticket 2',
+				ticket_id: 'T-2',
+				owner_note: 'kept',
+			});
+			expect(sim.tasks.size).toBe(3);
+		});
+
+		it('Create refuses it as taken and leaves it as it is; the other items are created (Continue On Fail)', async () => {
+			sim.configure({ readings: { batchPutExisting: 'noop' } });
+			const created = createdMeanwhile();
+			const run = await runBacklog(sim, createWithItemUid, {
+				items: ['T-1', 'T-2', 'T-3'].map((id) => ({ uid: uidOf(id), title: `Mine ${id}` })),
+				continueOnFail: true,
+			});
+			expect(created()).toBe(true);
+			expect(run.json[0].uid).toBe(uidOf('T-1'));
+			expect(run.json[1].error).toMatch(/already exists/);
+			expect(run.json[2].uid).toBe(uidOf('T-3'));
+			expect(sim.tasks.get(uidOf('T-2'))!.fields).toEqual({
+				title: 'Theirs',
+				ticket_id: 'T-2',
+				owner_note: 'kept',
+			});
+		});
+	});
 
 	it('Create or Update run twice with the same values writes nothing the second time', async () => {
 		await runBacklog(sim, upsert, { items: tickets(5) });

@@ -16,8 +16,11 @@ export interface TaskQuery {
 	maxItems?: number;
 	/** Stop after the page for which this returns true (its tasks are returned): the caller has seen enough. */
 	stopAfter?: (page: IDataObject[]) => boolean;
-	/** The greatest uid the query can match (a `uid in [...]` list): read by uid, a page that reaches it is the last. */
-	lastUid?: string;
+	/**
+	 * The greatest uid the query can match (a `uid in [...]` list): read by uid, a page that reaches it is the last.
+	 * Asked for only once a page has come back (a long list's is not worked out before the first request).
+	 */
+	lastUid?: () => string;
 	/** Sees each page's `meta` (cursors, total_count) before `stopAfter` sees its tasks. */
 	onMeta?: (meta: Page['meta']) => void;
 	itemIndex?: number;
@@ -127,8 +130,11 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	const byUid = userSorts.length > 0 ? [] : all;
 	let last = byUid.length > 0 ? String(byUid[byUid.length - 1].uid) : undefined;
 	checkUidOrder(client, byUid, query.itemIndex);
+	let lastUid: string | undefined;
 	const pastLastUid = () =>
-		query.lastUid !== undefined && last !== undefined && last.toLowerCase() >= query.lastUid;
+		query.lastUid !== undefined &&
+		last !== undefined &&
+		last.toLowerCase() >= (lastUid ??= query.lastUid());
 	while (!stopped && !pastLastUid() && (userSorts.length > 0 || byUid.length < maxItems)) {
 		const condition =
 			last === undefined

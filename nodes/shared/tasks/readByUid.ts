@@ -217,7 +217,7 @@ async function readByCondition(
 				body: { condition },
 				archived,
 				maxItems: chunk.length,
-				lastUid: greatestUid(chunk),
+				lastUid: () => greatestUid(chunk),
 				stopAfter: notAsked,
 				itemIndex,
 			});

@@ -80,17 +80,29 @@ export async function writeTasks(
 	options: WriteOptions,
 ): Promise<WriteResult[]> {
 	const gateway = options.gateway ?? directGateway;
-	const groups = new Map<string, { write: TaskWrite; positions: number[] }>();
-	writes.forEach((write, position) => {
-		const group = groups.get(write.uid);
-		// The write is kept as it came: merging a later one makes a new object, so the caller's is never changed.
-		if (!group) groups.set(write.uid, { write, positions: [position] });
-		else {
-			group.write = { ...write, body: mergeBodies(group.write.body, write.body) };
-			group.positions.push(position);
+	// One write per uid, and for each write the one it became (`groupOf`, by position in `unique`): no object per
+	// write, as a run of 10,000 writes groups them before its first request.
+	const unique: TaskWrite[] = [];
+	const groupOf: number[] = new Array(writes.length);
+	const groupOfUid = new Map<string, number>();
+	for (let position = 0; position < writes.length; position++) {
+		const write = writes[position];
+		let group = groupOfUid.get(write.uid);
+		if (group === undefined) {
+			group = unique.push(write) - 1;
+			groupOfUid.set(write.uid, group);
+		} else {
+			// The write is kept as it came: merging a later one makes a new object, so the caller's is never changed.
+			unique[group] = { ...write, body: mergeBodies(unique[group].body, write.body) };
 		}
-	});
-	const unique = [...groups.values()].map(({ write }) => write);
+		groupOf[position] = group;
+	}
+	const answers = (outcome: Map<string, WriteResult>): WriteResult[] =>
+		groupOf.map((group) => {
+			const { uid } = unique[group];
+			// Each write's answer in input order: a uid written once answers every item that asked for it.
+			return outcome.get(uid) ?? { error: new Error(`Task ${uid} was not written`) };
+		});
 	const needsRead = unique
 		.filter((write) => write.mode !== 'patch' || write.body.fields)
 		.map((write) => write.uid);
@@ -147,7 +159,7 @@ export async function writeTasks(
 	if (stopOnError && [...outcome.values()].some((result) => 'error' in result)) {
 		// A taken uid without Continue On Fail: the node stops at it, so nothing of the run is written.
 		for (const { uid } of [...puts, ...patches]) outcome.set(uid, { error: notSent() });
-		return answers(groups, outcome);
+		return answers(outcome);
 	}
 	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError, client };
 	const putResults = await gateway.sendWrites(
@@ -171,20 +183,5 @@ export async function writeTasks(
 		? patchList.map(() => ({ error: notSent() }))
 		: await gateway.sendWrites(client, patchList);
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
-	return answers(groups, outcome);
-}
-
-/** Each write's answer in input order: a uid written once answers every item that asked for it. */
-function answers(
-	groups: Map<string, { write: TaskWrite; positions: number[] }>,
-	outcome: Map<string, WriteResult>,
-): WriteResult[] {
-	const results: WriteResult[] = [];
-	for (const { write, positions } of groups.values()) {
-		for (const position of positions)
-			results[position] = outcome.get(write.uid) ?? {
-				error: new Error(`Task ${write.uid} was not written`),
-			};
-	}
-	return results;
+	return answers(outcome);
 }

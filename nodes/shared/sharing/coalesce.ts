@@ -108,10 +108,11 @@ export async function readTasksShared(
 			arrivingSpacings: READS_ARRIVING,
 		},
 	);
-	const unique = [...new Set(uids)];
-	const tasks = await caller.reads.submit(client, unique);
+	// Not made unique here: readTasksByUid reads each uid of a turn once (a uid may come from several executions),
+	// and writeTasks, the one caller, passes each once.
+	const tasks = await caller.reads.submit(client, uids);
 	const found = new Map<string, IDataObject>();
-	unique.forEach((uid, index) => {
+	uids.forEach((uid, index) => {
 		const task = tasks[index];
 		if (task) found.set(uid, task);
 	});

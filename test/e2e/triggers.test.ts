@@ -318,21 +318,20 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		);
 
 	beforeAll(async () => {
-		stage = await setUpStage(major);
+		stage = await setUpStage(major, undefined, {
+			credentials: (sim) => [
+				{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } },
+				...[BURST, POISONED, TIMED_OUT].map((caller) => ({
+					...caller.credential,
+					type: 'taskBacklogApi',
+					data: credentialData(sim, caller.token, { requestsPerMinute: 60 }),
+				})),
+			],
+		});
 		// A task already in the backlog: the Poll Trigger's first poll reads a few to tell whether the service fills
 		// internal_updated_at (its window's own tasks come later).
 		stage.sim.seedTasks(1, () => ({ fields: { title: 'Already in the backlog' } }));
 		internalStamps = [...stage.sim.tasks.values()][0].internal_updated_at !== null;
-		await stage.folder.importCredentials([
-			{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } },
-		]);
-		await stage.folder.importCredentials(
-			[BURST, POISONED, TIMED_OUT].map((caller) => ({
-				...caller.credential,
-				type: 'taskBacklogApi',
-				data: credentialData(stage.sim, caller.token, { requestsPerMinute: 60 }),
-			})),
-		);
 		stage.sim.configure({ tokens: [TOKEN, BURST.token, POISONED.token, SHARED_CREDENTIAL.token] });
 		const workflows = [
 			twoWay,

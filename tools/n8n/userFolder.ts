@@ -265,11 +265,45 @@ export class N8nUserFolder {
 
 	/**
 	 * Makes the folder's workflows (`ids`: every one it holds) active for the next `start`: 1.x in one
-	 * `update:workflow --all --active=true`; 2.x's publish:workflow takes one id at a time.
+	 * `update:workflow --all --active=true`. 2.x's publish:workflow takes one id at a time, and each run boots n8n
+	 * (about 3.7 s: 26 s for seven workflows); on its SQLite database (the default) the row change that command
+	 * makes (WorkflowRepository.publishVersion: `active` set, `activeVersionId` = the current `versionId`, which
+	 * must be in workflow_history) is made for every id at once, and n8n activates them when it starts.
 	 */
 	async activateAll(ids: string[]): Promise<void> {
-		if (this.install.major === 2) for (const id of ids) await this.activate(id);
-		else await this.n8n(['update:workflow', '--all', '--active=true'], { check: true });
+		if (this.install.major === 1) {
+			await this.n8n(['update:workflow', '--all', '--active=true'], { check: true });
+			return;
+		}
+		if ((this.baseEnv.DB_TYPE ?? 'sqlite') !== 'sqlite') {
+			for (const id of ids) await this.activate(id);
+			return;
+		}
+		const prefix = this.baseEnv.DB_TABLE_PREFIX ?? '';
+		const script = [
+			"const { DatabaseSync } = require('node:sqlite');",
+			'const [file, prefix, ...ids] = process.argv.slice(1);',
+			'const db = new DatabaseSync(file);',
+			'const publish = db.prepare(',
+			'  `UPDATE ${prefix}workflow_entity SET active = 1, activeVersionId = versionId WHERE id = ? AND isArchived = 0 ` +',
+			'  `AND EXISTS (SELECT 1 FROM ${prefix}workflow_history h WHERE h.workflowId = ${prefix}workflow_entity.id AND h.versionId = ${prefix}workflow_entity.versionId)`,',
+			');',
+			'const missed = ids.filter((id) => publish.run(id).changes !== 1);',
+			'db.close();',
+			"if (missed.length) { console.error('not published (no such workflow, archived, or its version not in workflow_history): ' + missed.join(', ')); process.exit(1); }",
+		].join('\n');
+		await runCommand(
+			this.install.nodeBin,
+			['-e', script, path.join(this.dir, '.n8n', 'database.sqlite'), prefix, ...ids],
+			{
+				cwd: this.dir,
+				env: cleanEnv(),
+				timeoutMs: 60_000,
+				label: `publishing ${ids.length} workflows in n8n's SQLite database`,
+				owner: this.children,
+				check: true,
+			},
+		);
 	}
 
 	/** Makes a workflow active for the next `start`: 2.x `publish:workflow`, 1.x `update:workflow --active=true`. */

@@ -79,7 +79,13 @@ export function credentialData(sim: Simulator, token = TOKEN, extra: Record<stri
 export async function setUpStage(
 	major: N8nMajor,
 	simOptions: SimulatorOptions = {},
-	opts: { installWith?: (folder: N8nUserFolder, tgz: string) => Promise<void> } = {},
+	opts: {
+		installWith?: (folder: N8nUserFolder, tgz: string) => Promise<void>;
+		/** More credentials, imported with the default one (each n8n run boots n8n: seconds) */
+		credentials?: (
+			sim: Simulator,
+		) => Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>;
+	} = {},
 ): Promise<Stage> {
 	const install = await timed(`n8n ${major}.x ensureN8n`, () => ensureN8n(major, log));
 	log(`running ${describeVersions(install)}`);
@@ -101,6 +107,7 @@ export async function setUpStage(
 					type: 'taskBacklogApi',
 					data: credentialData(sim!),
 				},
+				...(opts.credentials?.(sim!) ?? []),
 			]),
 		);
 	} catch (error) {

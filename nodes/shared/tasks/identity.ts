@@ -49,10 +49,12 @@ let hashInputNamespace: string | undefined;
  */
 export function uuidV5(name: string, namespace: string): string {
 	// Hashed in one call over one reused buffer: a hash object and a buffer per uid cost about half the time of
-	// deriving 10,000 uids, which a sync spends before its first request.
+	// deriving 10,000 uids, which a sync spends before its first request. `room`: the namespace's 16 bytes and the
+	// most the name can take as UTF-8 (3 bytes per UTF-16 unit).
+	const room = 16 + name.length * 3;
 	let input = hashInput;
-	if (16 + name.length * 3 > hashInput.length) {
-		input = Buffer.allocUnsafe(16 + name.length * 3);
+	if (room > hashInput.length) {
+		input = Buffer.allocUnsafe(room);
 		bytesOfNamespace(namespace).copy(input, 0);
 	} else if (namespace !== hashInputNamespace) {
 		bytesOfNamespace(namespace).copy(hashInput, 0);

@@ -130,11 +130,11 @@ export async function queryTasks(client: BacklogClient, query: TaskQuery): Promi
 	const byUid = userSorts.length > 0 ? [] : all;
 	let last = byUid.length > 0 ? String(byUid[byUid.length - 1].uid) : undefined;
 	checkUidOrder(client, byUid, query.itemIndex);
-	let lastUid: string | undefined;
+	let greatest: string | undefined;
 	const pastLastUid = () =>
 		query.lastUid !== undefined &&
 		last !== undefined &&
-		last.toLowerCase() >= (lastUid ??= query.lastUid());
+		last.toLowerCase() >= (greatest ??= query.lastUid());
 	while (!stopped && !pastLastUid() && (userSorts.length > 0 || byUid.length < maxItems)) {
 		const condition =
 			last === undefined

@@ -259,8 +259,10 @@ function pruneClosed(closed: Record<string, string>): Record<string, string> {
 }
 
 /**
- * First run: remember where the service stands without emitting anything. Every task in the window counts as
- * seen, so the next poll's overlap does not report changes from before the trigger started.
+ * First run: remember where the service stands without emitting anything. Every task in the window dated up to the
+ * poll's start (`nowMs`) counts as seen, so the next poll's overlap does not report changes from before the trigger
+ * started. A task dated after it was changed while this poll read, after the trigger started: it is left to the next
+ * window, which starts before it (the position is never later than `nowMs`), as in a baseline read in slices.
  */
 export function baseline(
 	event: PollEvent,
@@ -272,9 +274,11 @@ export function baseline(
 	const position = notAfter(newestUpdate(fetched, undefined, nowMs) ?? fallbackPosition, nowMs);
 	const state: PollState = { event, position, seen: {} };
 	if (event === 'closedTask') state.closed = {};
+	const startedAt: Instant = [nowMs, 0];
 	for (const task of latestByUid(fetched)) {
 		const value = windowStamp(event, task);
-		if (!value || !instant(value)) continue;
+		const at = value === undefined ? undefined : instant(value);
+		if (!value || !at || compareInstants(at, startedAt) > 0) continue;
 		state.seen[task.uid as string] = value;
 		if (state.closed) state.closed[task.uid as string] = marker(event, task) as string;
 	}

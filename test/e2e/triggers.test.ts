@@ -181,6 +181,9 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	let pollTaskUid = '';
 	/** Created with a created_at and updated_at of years ago, as a client mirroring its own tickets may (spec 2.2). */
 	let datedTaskUid = '';
+	/** A task created while the Poll Trigger's first poll (at activation) was reading. */
+	const DURING_BASELINE_UID = '5b6c7d8e-9f00-4a1b-8c2d-3e4f5a6b7c8f';
+	let createdDuringBaseline = false;
 	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
 	let internalStamps = true;
 	/** How long the burst without a refused ticket took to be answered (the poisoned burst's bound is set from it). */
@@ -196,6 +199,16 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	};
 	const commentsOn = (uid: string) =>
 		[...stage.sim.comments.values()].filter((comment) => comment.task_uid === uid);
+	/** The texts of the comments on a task, once it has any (within `timeoutMs`). */
+	const commentTexts = async (what: string, uid: string, timeoutMs: number, intervalMs = 500) =>
+		(
+			await waitFor(
+				what,
+				() => commentsOn(uid).length > 0 && commentsOn(uid),
+				timeoutMs,
+				intervalMs,
+			)
+		).map((comment) => comment.text);
 
 	// n8n's REST API answers its owner only: set up once, on first use.
 	let ownerCookie: Promise<string> | undefined;
@@ -353,6 +366,15 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		await timed(`n8n ${major}.x activate (${workflows.length})`, () =>
 			stage.folder.activateAll(workflows.map((workflow) => workflow.id)),
 		);
+		// When the activation's first poll asks for its listing, another caller creates a task: after the trigger
+		// started, and shown by that listing.
+		stage.sim.meanwhile(isPollListing, () => {
+			stage.sim.seedTasks(1, () => ({
+				uid: DURING_BASELINE_UID,
+				fields: { title: 'Created while the first poll read', source: POLL_SOURCE },
+			}));
+			createdDuringBaseline = true;
+		});
 		server = await timed(`n8n ${major}.x start (ready)`, () =>
 			stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }),
 		);
@@ -776,20 +798,32 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		async () => {
 			// The task was created in beforeAll, right after the activation's baseline poll; the next poll is at most a
 			// minute after activation.
-			const comments = await timed(`n8n ${major}.x poll trigger emitted (after the baseline)`, () =>
-				waitFor(
-					'the comment of the poll workflow',
-					() => commentsOn(pollTaskUid).length > 0 && commentsOn(pollTaskUid),
-					100_000,
-					500,
-				),
+			const texts = await timed(`n8n ${major}.x poll trigger emitted (after the baseline)`, () =>
+				commentTexts('the comment of the poll workflow', pollTaskUid, 100_000),
 			);
 			log(
 				`n8n ${major}.x poll trigger emitted ${((Date.now() - pollBaselineAt) / 1000).toFixed(0)} s after the baseline poll`,
 			);
-			expect(comments.map((comment) => comment.text)).toEqual(['Seen by the poll trigger']);
+			expect(texts).toEqual(['Seen by the poll trigger']);
 			const polls = stage.sim.requests.filter(isPollListing);
 			expect(polls.length).toBeGreaterThanOrEqual(2);
+		},
+		3 * 60_000,
+	);
+
+	test(
+		'the Poll Trigger emits a task created while its first poll (at activation) was reading, by its next poll',
+		async () => {
+			expect(createdDuringBaseline).toBe(true);
+			// The first poll's listing showed it; the next poll (the one that emitted the task created after the
+			// baseline) emits it too.
+			expect(
+				await commentTexts(
+					'the comment on the task created during the first poll',
+					DURING_BASELINE_UID,
+					100_000,
+				),
+			).toEqual(['Seen by the poll trigger']);
 		},
 		3 * 60_000,
 	);
@@ -805,13 +839,9 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				500,
 			);
 			if (internalStamps) {
-				const comments = await waitFor(
-					'the comment on the dated task',
-					() => commentsOn(datedTaskUid).length > 0 && commentsOn(datedTaskUid),
-					10_000,
-					250,
-				);
-				expect(comments.map((comment) => comment.text)).toEqual(['Seen by the poll trigger']);
+				expect(
+					await commentTexts('the comment on the dated task', datedTaskUid, 10_000, 250),
+				).toEqual(['Seen by the poll trigger']);
 				const stamped = stage.sim.tasks.get(datedTaskUid)!;
 				expect(stamped.updated_at).toBe('2020-01-01T00:00:00.000Z');
 			} else {

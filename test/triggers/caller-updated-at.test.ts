@@ -29,7 +29,7 @@ describe.each(['lenient', 'strict'] as const)('on the %s profile', (profile) => 
 	const start = async (options: Parameters<typeof startSimulator>[0]) => {
 		sim = await startSimulator({ tokens: [TOKEN], profile, ...options });
 	};
-	const poller = (parameters: INodeParameters): Poller => pollTrigger(sim.url, TOKEN, parameters);
+	const poller = (parameters: INodeParameters): Poller => pollTrigger(sim, TOKEN, parameters);
 	const api = serviceApi(() => sim.url, TOKEN);
 	const patch = (uid: string, body: IDataObject) => api('PATCH', `/tasks/${uid}`, body);
 	const uids = (output: INodeExecutionData[][] | null) =>

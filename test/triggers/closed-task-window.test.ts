@@ -21,7 +21,7 @@ describe.each(['lenient', 'strict'] as const)('on the %s profile', (profile) => 
 	});
 	afterEach(async () => await sim.stop());
 
-	const poller = (parameters: INodeParameters): Poller => pollTrigger(sim.url, TOKEN, parameters);
+	const poller = (parameters: INodeParameters): Poller => pollTrigger(sim, TOKEN, parameters);
 	const api = serviceApi(() => sim.url, TOKEN);
 	const create = (title: string) => api('POST', '/tasks', { fields: { title } });
 	const patch = (uid: string, body: IDataObject) => api('PATCH', `/tasks/${uid}`, body);

@@ -33,7 +33,7 @@ import { HookContext, PollContext, WebhookContext } from 'n8n-core';
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
 import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
-import type { Task } from '../../tools/simulator/simulator';
+import type { Simulator, Task } from '../../tools/simulator/simulator';
 import { TestCredentialsHelper } from '../helpers/credentials';
 
 export interface TriggerSetup {
@@ -160,14 +160,21 @@ export function activePoller(
 		 * saved, which is saved after the first poll (the activation's) and then only after a poll that emits.
 		 */
 		savedOnlyWhenEmitting?: boolean;
+		/** Awaited before the first poll (the activation), e.g. clockPastStamps. */
+		beforeFirstPoll?: () => Promise<void>;
 	} = {},
 ): Poller {
 	const { workflow, node, additionalData } = build(setup);
 	const mode = options.mode ?? 'trigger';
 	const key = `node:${node.name}`;
 	let saved: string | undefined;
+	let polled = false;
 	return {
 		async poll() {
+			if (!polled) {
+				polled = true;
+				await options.beforeFirstPoll?.();
+			}
 			if (options.savedOnlyWhenEmitting && saved !== undefined)
 				(workflow.staticData as IDataObject)[key] = JSON.parse(saved) as IDataObject;
 			const context = new PollContext(
@@ -212,13 +219,35 @@ export function serviceApi(baseUrl: () => string, token: string) {
 	};
 }
 
-/** The Poll Trigger, active, polling the simulator at `baseUrl` with `token` (no rate limit to speak of). */
-export function pollTrigger(baseUrl: string, token: string, parameters: INodeParameters): Poller {
-	return activePoller({
-		nodeType: new TaskBacklogPollTrigger(),
-		parameters,
-		credentials: { baseUrl, token, requestsPerMinute: 100000 },
-	});
+/**
+ * Waits until the clock has passed every stamp the simulator has given: it dates writes at least a millisecond
+ * apart, so writes made at once are dated ahead of the clock. A trigger activated after this sees them as made
+ * before it started, as a test that fills a backlog and then activates the trigger means (the first poll counts
+ * only changes dated up to its start as the baseline).
+ */
+export async function clockPastStamps(sim: Pick<Simulator, 'tasks'>): Promise<void> {
+	let newest = 0;
+	for (const task of sim.tasks.values())
+		for (const stamp of [task.updated_at, task.internal_updated_at])
+			if (typeof stamp === 'string') newest = Math.max(newest, Date.parse(stamp));
+	// A caller may date a task ahead on purpose (a clock ahead): a few seconds of our stamps at most are waited for.
+	const until = Math.min(newest, Date.now() + 5000);
+	while (Date.now() <= until) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * The Poll Trigger, active, polling the simulator `sim` with `token` (no rate limit to speak of); activated after
+ * the clock has passed the simulator's stamps (clockPastStamps).
+ */
+export function pollTrigger(sim: Simulator, token: string, parameters: INodeParameters): Poller {
+	return activePoller(
+		{
+			nodeType: new TaskBacklogPollTrigger(),
+			parameters,
+			credentials: { baseUrl: sim.url, token, requestsPerMinute: 100000 },
+		},
+		{ beforeFirstPoll: () => clockPastStamps(sim) },
+	);
 }
 
 /** The context n8n gives webhookMethods (checkExists, create, delete) when it activates the workflow. */

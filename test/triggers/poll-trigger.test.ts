@@ -11,7 +11,7 @@ import {
 	type SimulatorOptions,
 	type Task,
 } from '../../tools/simulator/simulator';
-import { activePoller, serviceApi, type Poller } from './harness';
+import { activePoller, clockPastStamps, serviceApi, type Poller } from './harness';
 
 const TOKEN = 'test-token';
 
@@ -54,6 +54,7 @@ function poller(
 			budgetMs: options.budgetMs,
 			mode: options.mode,
 			savedOnlyWhenEmitting: options.savedOnlyWhenEmitting,
+			beforeFirstPoll: () => clockPastStamps(sim),
 		},
 	);
 }
@@ -182,6 +183,36 @@ describe('Task Backlog Poll Trigger', () => {
 		// Nothing changed since: the second poll has nothing either.
 		expect(await p.poll()).toBeNull();
 	});
+
+	it.each([
+		['Updated Task', 'updatedTask'],
+		['New Task', 'newTask'],
+	])(
+		'%s: a change saved while the first poll reads (after the trigger started) is emitted by the next poll, once',
+		async (_, event) => {
+			await start();
+			const [task] = sim.seedTasks(3);
+			let changed: Task | undefined;
+			// Saved after the poll started, before the service answers its listing: the listing shows it.
+			sim.meanwhile(
+				({ method, path }) =>
+					(method === 'POST' && path === '/tasks/query') || (method === 'GET' && path === '/tasks'),
+				async () => {
+					changed =
+						event === 'newTask'
+							? await create('Created while the trigger started')
+							: await patch(task.uid, { status: 'STARTED' });
+				},
+			);
+			const p = poller({ event });
+			expect(await p.poll()).toBeNull();
+			expect(changed).toBeDefined();
+			expect(tasksOf(await p.poll()).map((t) => [t.uid, t.updated_at])).toEqual([
+				[changed!.uid, changed!.updated_at],
+			]);
+			expect(await p.poll()).toBeNull();
+		},
+	);
 
 	it('a filter whose expression resolved to nothing fails the poll, before any request, instead of watching every task', async () => {
 		await start();
@@ -479,12 +510,15 @@ describe('Task Backlog Poll Trigger', () => {
 		});
 		await updated.poll();
 		await patch(a.uid, { status: 'DONE' });
-		const closed = activePoller({
-			nodeType: new TaskBacklogPollTrigger(),
-			parameters: { event: 'closedTask' },
-			credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
-			staticData: updated.staticData(),
-		});
+		const closed = activePoller(
+			{
+				nodeType: new TaskBacklogPollTrigger(),
+				parameters: { event: 'closedTask' },
+				credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
+				staticData: updated.staticData(),
+			},
+			{ beforeFirstPoll: () => clockPastStamps(sim) },
+		);
 		// The saved state belongs to Updated Task: the closed-task trigger takes its own baseline first.
 		expect(await closed.poll()).toBeNull();
 		expect((closed.staticData().state as IDataObject).event).toBe('closedTask');
@@ -506,12 +540,6 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 	/** n8n 2.x's durable scheduler: a poll is abandoned after 45 s and the node told 36 s. */
 	const BUDGET_MS = 36_000;
 
-	/** The simulator stamps quick writes a millisecond apart, ahead of the clock: the next poll starts after them. */
-	async function clockPast(stamps: string[]) {
-		const newest = Math.max(...stamps.map((stamp) => Date.parse(stamp)));
-		while (Date.now() <= newest) await new Promise((resolve) => setTimeout(resolve, 5));
-	}
-
 	/** The tasks a bulk import writes, by PUT /tasks/batch in batches of 50 (one updated_at a batch under strict). */
 	async function bulkImport(n: number): Promise<string[]> {
 		const items = Array.from({ length: n }, (_, i) => ({
@@ -520,7 +548,8 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 		}));
 		for (let i = 0; i < n; i += 50)
 			await api('PUT', '/tasks/batch', { items: items.slice(i, i + 50) });
-		await clockPast(items.map((item) => sim.tasks.get(item.uid)!.updated_at));
+		// the next poll starts after them
+		await clockPastStamps(sim);
 		return items.map((item) => item.uid);
 	}
 
@@ -652,7 +681,7 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 			await patch(lowest, { status: 'STARTED' }),
 			await patch(highest, { status: 'STARTED' }),
 		];
-		await clockPast(changed.map((task) => task.updated_at));
+		await clockPastStamps(sim);
 		const polls = await drain(p);
 		expect(polls.filter(({ requests }) => requests > 0).length).toBeGreaterThanOrEqual(2);
 		expect(emittedOf(polls).sort()).toEqual(
@@ -671,7 +700,7 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 				parameters: { event: 'newTask' },
 				credentials: { baseUrl: sim.url, token: TOKEN, requestsPerMinute: 100000 },
 			},
-			{ withoutBudget: true },
+			{ withoutBudget: true, beforeFirstPoll: () => clockPastStamps(sim) },
 		);
 		// n8n-core's PollContext offers 5 minutes, as n8n 2.x's default scheduler: a window of the same size is read
 		// in one poll.
@@ -691,7 +720,7 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 	it('a server that ignores the time condition: every window is all tasks, read over several polls, and each change is emitted once', async () => {
 		await start();
 		const seeded = sim.seedTasks(500);
-		await clockPast(seeded.map((task) => task.updated_at));
+		await clockPastStamps(sim);
 		const hop = await startIgnoringProxy(['updated_at', 'internal_updated_at']);
 		slowListings(STEP_MS);
 		const p = poller({ event: 'updatedTask' }, { baseUrl: hop.url, budgetMs: BUDGET_MS });
@@ -715,7 +744,8 @@ describe('Task Backlog Poll Trigger within the poll budget', () => {
 
 	it('a first poll whose baseline window does not fit the budget takes it over several polls, emitting nothing', async () => {
 		await start();
-		await clockPast(sim.seedTasks(600).map((task) => task.updated_at));
+		sim.seedTasks(600);
+		await clockPastStamps(sim);
 		slowListings(STEP_MS);
 		const p = poller({ event: 'updatedTask' }, { budgetMs: BUDGET_MS });
 		const before = listRequests().length;

@@ -92,6 +92,15 @@ async function handle(
 	if (typeof su === 'string' && su !== '' && !isUuid(su))
 		throw unprocessable([msgIssue(['header', 'service-user'], 'uuid')]);
 
+	// 4. another caller's writes while this request is under way (Simulator.meanwhile)
+	const other = store.meanwhile.findIndex((m) =>
+		m.when({ method, path, body, query: entry.query }),
+	);
+	if (other >= 0) {
+		await store.meanwhile.splice(other, 1)[0].action();
+		if (store.stopped || res.destroyed) return;
+	}
+
 	const seg = path.split('/').filter(Boolean);
 	const r = route(store, { method, seg, sp: url.searchParams, body, token, headers: req.headers });
 	if (outcome === 'cutAfterEffect') {

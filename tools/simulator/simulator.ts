@@ -68,6 +68,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
 		failNext: (...faults: ScriptedFault[]) => {
 			store.scriptedFaults.push(...faults);
 		},
+		meanwhile: (when, action) => {
+			store.meanwhile.push({ when, action });
+		},
 		stop: async () => {
 			if (store.stopped) return;
 			store.stop();

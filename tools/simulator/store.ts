@@ -35,6 +35,10 @@ export class Store {
 	readonly deliveries: Delivery[] = [];
 	readonly windows = new Map<string, { start: number; count: number }>();
 	readonly scriptedFaults: ScriptedFault[] = [];
+	readonly meanwhile: Array<{
+		when: (req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>) => boolean;
+		action: () => void | Promise<void>;
+	}> = [];
 	readonly timers = new Set<NodeJS.Timeout>();
 	readonly webhooks = new Webhooks(this.deliveries);
 	stopped = false;
@@ -190,6 +194,7 @@ export class Store {
 		this.deliveries.length = 0;
 		this.windows.clear();
 		this.scriptedFaults.length = 0;
+		this.meanwhile.length = 0;
 		this.hasParentLinks = false;
 		if (this.opts.seed !== undefined) this.rng = mulberry32(this.opts.seed);
 		this.changed();

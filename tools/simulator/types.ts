@@ -290,5 +290,14 @@ export interface Simulator {
 	flushDeliveries(): Promise<void>;
 	/** Queues failures answered, in order, to the next matching requests (for "a 503 twice then 200"). */
 	failNext(...faults: ScriptedFault[]): void;
+	/**
+	 * Another caller's writes while a request is under way: `action` runs once, when the next request `when` matches
+	 * has passed the rate limit and the faults, and is awaited before the server reads or writes anything for it (so
+	 * a listing answered then shows what `action` wrote).
+	 */
+	meanwhile(
+		when: (req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>) => boolean,
+		action: () => void | Promise<void>,
+	): void;
 	stop(): Promise<void>;
 }

@@ -31,7 +31,7 @@ import {
 	selectSlice,
 	windowStart,
 } from './changes';
-import { carryOver, resumeState } from './carryOver';
+import { carryOver, endPoll, resumeState, startPoll } from './carryOver';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;
@@ -218,91 +218,97 @@ export class TaskBacklogPollTrigger implements INodeType {
 			return null;
 		}
 
-		const staticData = this.getWorkflowStaticData('node');
-		// Tasks carry internal_updated_at or not: a few from GET /tasks tell, when the window's tasks could not.
-		const probe = async () =>
-			await client.list({ method: 'GET', path: '/tasks' }, STAMPS_PROBE_SIZE, STAMPS_PROBE_SIZE);
-		// Where n8n did not save what the last poll left (it emitted nothing), its state from this process.
 		const key = `${this.getWorkflow().id ?? ''}:${this.getNode().id ?? this.getNode().name}`;
-		const resumed = resumeState(key, staticData.state);
-		const saved = resumed.state;
-		let state: PollState;
-		if (!isPollState(saved, event)) {
-			// First poll (or another event chosen): emit nothing, start from the newest change the service has.
-			const afterMs = now - BASELINE_MS - lookbackMs;
-			state = {
-				event,
-				position: new Date(afterMs + lookbackMs).toISOString(),
-				seen: {},
-				pass: { afterMs, startedMs: now, baseline: true },
+		// The last poll of this trigger still runs: it emits what this one would.
+		if (!startPoll(key, now)) return null;
+		try {
+			const staticData = this.getWorkflowStaticData('node');
+			// Tasks carry internal_updated_at or not: a few from GET /tasks tell, when the window's tasks could not.
+			const probe = async () =>
+				await client.list({ method: 'GET', path: '/tasks' }, STAMPS_PROBE_SIZE, STAMPS_PROBE_SIZE);
+			// Where n8n did not save what the last poll left (it emitted nothing), its state from this process.
+			const resumed = resumeState(key, staticData.state);
+			const saved = resumed.state;
+			let state: PollState;
+			if (!isPollState(saved, event)) {
+				// First poll (or another event chosen): emit nothing, start from the newest change the service has.
+				const afterMs = now - BASELINE_MS - lookbackMs;
+				state = {
+					event,
+					position: new Date(afterMs + lookbackMs).toISOString(),
+					seen: {},
+					pass: { afterMs, startedMs: now, baseline: true },
+				};
+			} else if (saved.pass && typeof saved.pass.startedMs === 'number') {
+				// The window the last poll did not finish: its next slice.
+				state = saved;
+			} else {
+				const start = windowStart(saved.position, lookbackMs);
+				// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
+				// exactly at the window start; the duplicates are dropped by `seen`.
+				state = {
+					...saved,
+					pass: {
+						afterMs: start ? start[0] - 1 : undefined,
+						startedMs: now,
+						...(savedByVersion010(saved) && { seenByUpdatedAt: true }),
+					},
+				};
+			}
+			const pass = state.pass!;
+			stamps = state.stamps;
+
+			// Read until the next page would not end within the poll's budget (n8n 2.x abandons a poll that overruns,
+			// and nothing it read counts): at least one page a poll, so every poll gets further. Stopping is only sound
+			// when the pages come in uid order, as asked; otherwise the window is read whole, as before.
+			const deadline = now + pollBudgetMs(this) * BUDGET_SHARE;
+			let lastUid = pass.uid;
+			let ordered = true;
+			let pageStart = now;
+			let longestPage = 0;
+			let stopped = false;
+			const stopAfter = (page: IDataObject[]) => {
+				for (const task of page) {
+					const uid = String(task.uid);
+					if (lastUid !== undefined && !(uid > lastUid)) ordered = false;
+					lastUid = uid;
+				}
+				const at = Date.now();
+				longestPage = Math.max(longestPage, at - pageStart);
+				pageStart = at;
+				stopped = ordered && page.length > 0 && at + longestPage > deadline;
+				return stopped;
 			};
-		} else if (saved.pass && typeof saved.pass.startedMs === 'number') {
-			// The window the last poll did not finish: its next slice.
-			state = saved;
-		} else {
-			const start = windowStart(saved.position, lookbackMs);
-			// 1 ms earlier: a server that reads updated_at_after as strictly-after still returns the tasks stamped
-			// exactly at the window start; the duplicates are dropped by `seen`.
-			state = {
-				...saved,
-				pass: {
-					afterMs: start ? start[0] - 1 : undefined,
-					startedMs: now,
-					...(savedByVersion010(saved) && { seenByUpdatedAt: true }),
+			let pages = 0;
+			const slice = {
+				afterUid: pass.uid,
+				stopAfter: (page: IDataObject[]) => {
+					pages++;
+					return stopAfter(page);
 				},
 			};
-		}
-		const pass = state.pass!;
-		stamps = state.stamps;
-
-		// Read until the next page would not end within the poll's budget (n8n 2.x abandons a poll that overruns,
-		// and nothing it read counts): at least one page a poll, so every poll gets further. Stopping is only sound
-		// when the pages come in uid order, as asked; otherwise the window is read whole, as before.
-		const deadline = now + pollBudgetMs(this) * BUDGET_SHARE;
-		let lastUid = pass.uid;
-		let ordered = true;
-		let pageStart = now;
-		let longestPage = 0;
-		let stopped = false;
-		const stopAfter = (page: IDataObject[]) => {
-			for (const task of page) {
-				const uid = String(task.uid);
-				if (lastUid !== undefined && !(uid > lastUid)) ordered = false;
-				lastUid = uid;
+			const read = list(pass.afterMs, Infinity, slice);
+			const tasks = await read.catch((error: unknown) => {
+				// A service that knows no internal_updated_at, or no `or`, in a query: updated_at alone, for good.
+				if (stamps !== 'internal' || pages > 0 || !refusesCondition(error)) return read;
+				stamps = 'refused';
+				return list(pass.afterMs, Infinity, slice);
+			});
+			const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
+			const decided = next.pass ? stamps : await nextStamps(stamps, tasks, probe);
+			if (decided === 'internal' && stamps !== 'internal' && !pass.baseline) {
+				// This window asked on updated_at alone: the next one reads it again, for changes a caller dated before it.
+				next.position = state.position;
+				next.seen = { ...state.seen, ...next.seen };
 			}
-			const at = Date.now();
-			longestPage = Math.max(longestPage, at - pageStart);
-			pageStart = at;
-			stopped = ordered && page.length > 0 && at + longestPage > deadline;
-			return stopped;
-		};
-		let pages = 0;
-		const slice = {
-			afterUid: pass.uid,
-			stopAfter: (page: IDataObject[]) => {
-				pages++;
-				return stopAfter(page);
-			},
-		};
-		const read = list(pass.afterMs, Infinity, slice);
-		const tasks = await read.catch((error: unknown) => {
-			// A service that knows no internal_updated_at, or no `or`, in a query: updated_at alone, for good.
-			if (stamps !== 'internal' || pages > 0 || !refusesCondition(error)) return read;
-			stamps = 'refused';
-			return list(pass.afterMs, Infinity, slice);
-		});
-		const { emit, next } = selectSlice(state, tasks, matches, lookbackMs, now, !stopped);
-		const decided = next.pass ? stamps : await nextStamps(stamps, tasks, probe);
-		if (decided === 'internal' && stamps !== 'internal' && !pass.baseline) {
-			// This window asked on updated_at alone: the next one reads it again, for changes a caller dated before it.
-			next.position = state.position;
-			next.seen = { ...state.seen, ...next.seen };
+			if (decided) next.stamps = decided;
+			staticData.state = next as unknown as IDataObject;
+			if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
+			carryOver(key, resumed.from, next);
+			return null;
+		} finally {
+			endPoll(key, now);
 		}
-		if (decided) next.stamps = decided;
-		staticData.state = next as unknown as IDataObject;
-		if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
-		carryOver(key, resumed.from, next);
-		return null;
 	}
 }
 

@@ -40,3 +40,26 @@ export function carryOver(key: string, from: string, state: PollState): void {
 	carried.set(key, { from, state: JSON.stringify(state) });
 	while (carried.size > MAX_CARRIED) carried.delete(carried.keys().next().value as string);
 }
+
+/**
+ * Polls under way in this process, by trigger (key -> when the poll started). n8n 1.x (and 2.x without the durable
+ * scheduler) starts a poll on time even while the last one still runs, e.g. while its requests wait behind a busy
+ * workflow's at a rate limit they share: two polls from the same saved state would emit the same changes. A poll
+ * that finds one under way emits nothing and leaves the window to it; one under way for longer than STALE_POLL_MS
+ * is taken as lost and not waited for.
+ */
+const running = new Map<string, number>();
+
+export const STALE_POLL_MS = 10 * 60 * 1000;
+
+/** Whether a poll of this trigger may start now (none under way); if so, it is under way until endPoll. */
+export function startPoll(key: string, nowMs: number): boolean {
+	const started = running.get(key);
+	if (started !== undefined && nowMs - started < STALE_POLL_MS) return false;
+	running.set(key, nowMs);
+	return true;
+}
+
+export function endPoll(key: string, startedMs: number): void {
+	if (running.get(key) === startedMs) running.delete(key);
+}

@@ -104,24 +104,49 @@ function pollWorkflow(pollSeconds: number[]) {
 	]);
 }
 
+/** The ledger's comments, oldest first: what each poll that emitted handed the workflow. */
+const ledgerOf = (stage: Stage): TaskComment[] =>
+	[...stage.sim.comments.values()]
+		.filter((comment) => comment.task_uid === LEDGER_UID)
+		.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+const uidsOf = (comments: TaskComment[]) =>
+	comments.flatMap((comment) => comment.text.split(' ').filter(Boolean));
+/** Waits until the service's stamps (a millisecond apart, ahead of the clock for quick writes) are past. */
+const clockPast = async (stamps: string[]) => {
+	const newest = Math.max(...stamps.map((stamp) => Date.parse(stamp)));
+	while (Date.now() <= newest) await new Promise((resolve) => setTimeout(resolve, 20));
+};
+/** The trigger's listing requests (POST /tasks/query with its source condition). */
+const isListing = (r: Pick<LoggedRequest, 'method' | 'path' | 'body'>) =>
+	r.method === 'POST' && r.path === '/tasks/query' && JSON.stringify(r.body ?? {}).includes(SOURCE);
+
+/**
+ * A user folder with the poll workflow, polling at `pollSeconds`, active in a started n8n; the ledger task is in the
+ * service. `configure` sets the simulator up before n8n starts.
+ */
+async function startPolling(
+	major: N8nMajor,
+	pollSeconds: number[],
+	opts: { configure?: (stage: Stage) => void; env?: Record<string, string>; lifetimeMs: number },
+): Promise<{ stage: Stage; server: N8nServer }> {
+	const stage = await setUpStage(major);
+	stage.sim.seedTasks(1, () => ({ uid: LEDGER_UID, fields: { title: 'Ledger of the polls' } }));
+	opts.configure?.(stage);
+	await stage.folder.importWorkflow(pollWorkflow(pollSeconds));
+	await timed(`n8n ${major}.x activate`, () => stage.folder.activate(WORKFLOW_ID));
+	const server = await timed(`n8n ${major}.x start (ready)`, () =>
+		stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: opts.lifetimeMs, env: opts.env }),
+	);
+	return { stage, server };
+}
+
 describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)', (major) => {
 	const setup = SETUPS[major];
 	let stage: Stage;
 	let server: N8nServer;
 
-	/** The trigger's listing requests (POST /tasks/query with its source condition). */
-	const listings = (since = 0) =>
-		stage.sim.requests.filter(
-			(r) =>
-				r.at >= since && r.path === '/tasks/query' && JSON.stringify(r.body ?? {}).includes(SOURCE),
-		);
-	/** The ledger's comments, oldest first: what each poll that emitted handed the workflow. */
-	const ledger = (): TaskComment[] =>
-		[...stage.sim.comments.values()]
-			.filter((comment) => comment.task_uid === LEDGER_UID)
-			.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
-	const uidsOf = (comments: TaskComment[]) =>
-		comments.flatMap((comment) => comment.text.split(' ').filter(Boolean));
+	const listings = (since = 0) => stage.sim.requests.filter((r) => r.at >= since && isListing(r));
+	const ledger = () => ledgerOf(stage);
 	/** Listing requests grouped by poll: a poll's pages follow each other, polls are seconds apart. */
 	const byPoll = (requests: LoggedRequest[]) => {
 		const polls: LoggedRequest[][] = [];
@@ -132,11 +157,6 @@ describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)'
 		}
 		return polls;
 	};
-	/** Waits until the service's stamps (a millisecond apart, ahead of the clock for quick writes) are past. */
-	const clockPast = async (stamps: string[]) => {
-		const newest = Math.max(...stamps.map((stamp) => Date.parse(stamp)));
-		while (Date.now() <= newest) await new Promise((resolve) => setTimeout(resolve, 20));
-	};
 
 	afterAll(async () => {
 		if (server) await timed(`n8n ${major}.x stop`, () => server.stop());
@@ -144,19 +164,17 @@ describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)'
 	}, 120_000);
 
 	beforeAll(async () => {
-		stage = await setUpStage(major);
-		stage.sim.seedTasks(1, () => ({ uid: LEDGER_UID, fields: { title: 'Ledger of the polls' } }));
-		stage.sim.configure({
-			faults: {
-				latencyMs: [setup.pageMs, setup.pageMs],
-				only: (r) => r.method === 'POST' && r.path === '/tasks/query',
-			},
-		});
-		await stage.folder.importWorkflow(pollWorkflow(setup.pollSeconds));
-		await timed(`n8n ${major}.x activate`, () => stage.folder.activate(WORKFLOW_ID));
-		server = await timed(`n8n ${major}.x start (ready)`, () =>
-			stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000, env: setup.env }),
-		);
+		({ stage, server } = await startPolling(major, setup.pollSeconds, {
+			configure: (s) =>
+				s.sim.configure({
+					faults: {
+						latencyMs: [setup.pageMs, setup.pageMs],
+						only: (r) => r.method === 'POST' && r.path === '/tasks/query',
+					},
+				}),
+			env: setup.env,
+			lifetimeMs: 15 * 60_000,
+		}));
 		// The trigger polls once on activation: its baseline, nothing emitted. The import comes once it has ended.
 		await timed(`n8n ${major}.x baseline poll`, () =>
 			waitFor(
@@ -258,3 +276,65 @@ describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)'
 			3 * 60_000,
 		);
 });
+
+// n8n's default scheduler (1.x, and 2.x without the durable one) starts a poll on time even while the last one still
+// runs. Here the trigger polls every 15 s and one listing takes 20 s (a slow service, or requests waiting behind a busy
+// workflow's at a shared rate limit): the poll that starts meanwhile must not emit that poll's change a second time.
+describe.each([2, 1] as N8nMajor[])(
+	'overlapping polls in real n8n %i.x (n8n start, default scheduler)',
+	(major) => {
+		let stage: Stage;
+		let server: N8nServer;
+		const ledger = () => ledgerOf(stage);
+
+		afterAll(async () => {
+			if (server) await timed(`n8n ${major}.x stop`, () => server.stop());
+			await stage?.dispose();
+		}, 120_000);
+
+		beforeAll(async () => {
+			({ stage, server } = await startPolling(major, [0, 15, 30, 45], { lifetimeMs: 10 * 60_000 }));
+			// The trigger polls once on activation: its baseline, nothing emitted.
+			await timed(`n8n ${major}.x baseline poll`, () =>
+				waitFor(
+					'the poll trigger’s first poll, answered',
+					() => {
+						const listings = stage.sim.requests.filter(isListing);
+						return listings.length > 0 && listings.every((r) => r.status !== 0);
+					},
+					120_000,
+				),
+			);
+		}, 10 * 60_000);
+
+		test(
+			`a poll that starts while the last one still waits on a 20 s listing emits nothing of its own: the change is emitted once (n8n ${major}.x)`,
+			async () => {
+				let slowAt = 0;
+				stage.sim.meanwhile(isListing, async () => {
+					slowAt = Date.now();
+					await new Promise((resolve) => setTimeout(resolve, 20_000));
+				});
+				const [task] = stage.sim.seedTasks(1, () => ({
+					uid: 'ffffffff-ffff-4fff-bfff-fffffffffff3',
+					fields: { title: 'Changed while a poll was slow', source: SOURCE },
+				}));
+				await clockPast([task.updated_at]);
+				await timed(`n8n ${major}.x change emitted (one poll slow)`, () =>
+					waitFor('the change on the ledger', () => ledger().length > 0, 90_000, 250),
+				);
+				const pollsMeanwhile = stage.sim.requests.filter(
+					(r) => isListing(r) && r.at > slowAt && r.at < slowAt + 20_000,
+				).length;
+				// the next poll, after the slow one
+				await new Promise((resolve) => setTimeout(resolve, 17_000));
+				log(
+					`n8n ${major}.x overlapping polls: listings sent while the slow one waited: ${pollsMeanwhile}; ledger: ${ledger().length} comment(s)`,
+				);
+				expect(slowAt).toBeGreaterThan(0);
+				expect(uidsOf(ledger())).toEqual([task.uid]);
+			},
+			3 * 60_000,
+		);
+	},
+);

@@ -214,6 +214,24 @@ describe('Task Backlog Poll Trigger', () => {
 		},
 	);
 
+	it('a poll that starts while the last one still runs (n8n 1.x starts polls on time) emits nothing: each change is emitted once', async () => {
+		await start();
+		const [task] = sim.seedTasks(2);
+		const p = poller({ event: 'updatedTask' });
+		expect(await p.poll()).toBeNull();
+		const changed = await patch(task.uid, { status: 'STARTED' });
+		// The next listing is slow (a slow service, or the trigger's requests waiting behind a busy workflow's).
+		sim.meanwhile(
+			({ path }) => path === '/tasks/query',
+			() => new Promise((resolve) => setTimeout(resolve, 500)),
+		);
+		const first = p.poll();
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		expect(await p.poll()).toBeNull();
+		expect(uids(await first)).toEqual([changed.uid]);
+		expect(await p.poll()).toBeNull();
+	});
+
 	it('a filter whose expression resolved to nothing fails the poll, before any request, instead of watching every task', async () => {
 		await start();
 		sim.seedTasks(3);

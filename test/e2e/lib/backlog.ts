@@ -1,7 +1,7 @@
 // Shared set-up of the end-to-end suite on top of the real-n8n harness (./n8n.ts): one n8n user folder with our
 // packed package installed, a simulator of the service in the jest process, a credential pointing at it, and small
 // builders and readers for workflows and the runs `n8n execute` prints.
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { randomUUID } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -295,7 +295,13 @@ export async function waitFor<T>(
 export async function http(
 	method: string,
 	url: string,
-	opts: { body?: string | object; headers?: Record<string, string>; timeoutMs?: number } = {},
+	opts: {
+		body?: string | object;
+		headers?: Record<string, string>;
+		timeoutMs?: number;
+		/** Connections to send it on; undici's global pool (kept alive) when absent. */
+		dispatcher?: Dispatcher;
+	} = {},
 ): Promise<{
 	status: number;
 	text: string;
@@ -315,6 +321,7 @@ export async function http(
 		body,
 		headersTimeout: opts.timeoutMs ?? 60_000,
 		bodyTimeout: opts.timeoutMs ?? 60_000,
+		dispatcher: opts.dispatcher,
 	});
 	const text = await res.body.text();
 	let json: any;

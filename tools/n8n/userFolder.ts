@@ -56,6 +56,15 @@ export function parseRunOutput(stdout: string): unknown {
 	return undefined;
 }
 
+/** How `N8nUserFolder.start` runs n8n. */
+interface StartOptions {
+	timeoutMs?: number;
+	maxLifetimeMs?: number;
+	env?: Record<string, string>;
+	command?: 'start' | 'worker';
+	args?: string[];
+}
+
 export class N8nUserFolder {
 	private readonly children = new Set<ChildProcess>();
 	private readonly servers = new Set<N8nServer>();
@@ -321,15 +330,24 @@ export class N8nUserFolder {
 	 * With `command: 'worker'`, `n8n worker` (queue mode) instead, its health server on that port (baseUrl/port are
 	 * the health server's), ready when its /healthz/readiness answers 200; `args` are added to the command line.
 	 */
-	async start(
-		opts: {
-			timeoutMs?: number;
-			maxLifetimeMs?: number;
-			env?: Record<string, string>;
-			command?: 'start' | 'worker';
-			args?: string[];
-		} = {},
-	): Promise<N8nServer> {
+	async start(opts: StartOptions = {}): Promise<N8nServer> {
+		// The port is free when chosen and taken by n8n seconds later, once it has booted; meanwhile another process
+		// (a lane beside this one, any outgoing connection's ephemeral port) may take it: n8n then exits saying so, and
+		// starts again on another port.
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await this.startOnce(opts);
+			} catch (error) {
+				if (attempt === 3 || !/port \d+ is already in use/i.test((error as Error).message))
+					throw error;
+				this.log(
+					`n8n ${opts.command ?? 'start'}: its port was taken before it listened; again on another`,
+				);
+			}
+		}
+	}
+
+	private async startOnce(opts: StartOptions): Promise<N8nServer> {
 		this.assertUsable();
 		const started = Date.now();
 		const timeoutMs = opts.timeoutMs ?? 120_000;

@@ -5,6 +5,7 @@ import type {
 	IHookFunctions,
 	IHttpRequestMethods,
 	ILoadOptionsFunctions,
+	ICredentialsDecrypted,
 	IN8nHttpFullResponse,
 	IPollFunctions,
 	IWebhookFunctions,
@@ -60,6 +61,11 @@ export interface Page {
 }
 
 interface Connection {
+	/**
+	 * The credential as this client loaded it, handed to each request: n8n would otherwise read it from its database and
+	 * decrypt it again for every request (a few milliseconds each), and every request of one client uses the same token.
+	 */
+	credentials: ICredentialsDecrypted;
 	/**
 	 * A hash of the base URL, the token and the headers that say who calls (account, versioning, acting user): the same
 	 * for every execution that talks to the same service as the same caller, whose requests may therefore be shared.
@@ -137,7 +143,15 @@ export class BacklogClient {
 		const callerKey = createHash('sha256')
 			.update(`${key}\n${JSON.stringify(headers)}`)
 			.digest('hex');
-		return { callerKey, baseUrl, headers, limiter: limiterFor(key, limit, windowMs), redact };
+		const { id, name } = this.ctx.getNode().credentials?.[CREDENTIAL_TYPE] ?? {};
+		return {
+			credentials: { id: id ?? '', name: name ?? '', type: CREDENTIAL_TYPE, data: credentials },
+			callerKey,
+			baseUrl,
+			headers,
+			limiter: limiterFor(key, limit, windowMs),
+			redact,
+		};
 	}
 
 	/**
@@ -170,7 +184,7 @@ export class BacklogClient {
 	}
 
 	async request<T = IDataObject>(request: ApiRequest): Promise<T> {
-		const { baseUrl, headers, limiter, redact } = await this.connected();
+		const { credentials, baseUrl, headers, limiter, redact } = await this.connected();
 		const node = this.ctx.getNode();
 		const idempotent = request.idempotent ?? request.method !== 'POST';
 		for (let attempt = 1; ; attempt++) {
@@ -201,6 +215,7 @@ export class BacklogClient {
 						disableFollowRedirect: true,
 						sendCredentialsOnCrossOriginRedirect: false,
 					},
+					{ credentialsDecrypted: credentials },
 				)) as IN8nHttpFullResponse;
 			} catch (error) {
 				release();

@@ -31,7 +31,7 @@ import {
 	selectSlice,
 	windowStart,
 } from './changes';
-import { carryOver, endPoll, resumeState, startPoll } from './carryOver';
+import { carryOver, endPoll, resumeState, startPoll } from './triggerMemory';
 
 /** Page size asked of GET /tasks; a server that clamps it is followed through its cursors all the same. */
 const PAGE_SIZE = 100;

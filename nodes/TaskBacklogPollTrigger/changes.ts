@@ -277,7 +277,7 @@ export function baseline(
 	const startedAt: Instant = [nowMs, 0];
 	for (const task of latestByUid(fetched)) {
 		const value = windowStamp(event, task);
-		const at = value === undefined ? undefined : instant(value);
+		const at = instant(value);
 		if (!value || !at || compareInstants(at, startedAt) > 0) continue;
 		state.seen[task.uid as string] = value;
 		if (state.closed) state.closed[task.uid as string] = marker(event, task) as string;

@@ -6,7 +6,7 @@
 //    Here 6 s, so the node is told 3 s and reads for 2.7 s; the service answers each listing page in 0.3 s, and the
 //    trigger polls every 5 s. Then changes made after the import are each emitted once too: the next window holds the
 //    import again (inside the 60 s lookback) and is read over several polls, of which only the last emits anything,
-//    and n8n keeps no poll's static data but an emitting one's (the trigger goes on from what it keeps: carryOver.ts).
+//    and n8n keeps no poll's static data but an emitting one's (the trigger goes on from what it keeps: triggerMemory.ts).
 //  - n8n 1.x (no getPollBudgetMs): the trigger's own 30 s budget, 27 s of reading; pages take 2 s, so 1,500 changes
 //    (15 pages) do not fit one poll; polls every 30 s so that one poll ends before the next begins (1.x starts polls
 //    on time whether or not the last one has finished). Checked there: the import is emitted over two polls, each

@@ -2,6 +2,9 @@ import { createHash } from 'crypto';
 
 import type { PollState } from './changes';
 
+// What n8n's process keeps per trigger (workflow id and node id), beside the static data n8n saves: the state a poll
+// that emitted nothing left (carryOver), and the polls under way (startPoll, endPoll).
+
 /**
  * n8n 2.x's durable scheduler (N8N_SCHEDULER_POLL_TRIGGERS_ENABLED) starts each poll from the static data as last
  * saved, and saves it only when the poll emits (or, with N8N_POLLER_DURABLE_CURSORS_ENABLED, after every poll). A poll

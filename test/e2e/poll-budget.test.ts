@@ -25,6 +25,7 @@ import {
 	workflow,
 	type WorkflowNode,
 } from '../../tools/n8n/workflows';
+import { clockPastStamps } from '../helpers/clock';
 import type { Stage } from './lib/backlog';
 import {
 	CREDENTIAL_ID,
@@ -111,11 +112,6 @@ const ledgerOf = (stage: Stage): TaskComment[] =>
 		.sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
 const uidsOf = (comments: TaskComment[]) =>
 	comments.flatMap((comment) => comment.text.split(' ').filter(Boolean));
-/** Waits until the service's stamps (a millisecond apart, ahead of the clock for quick writes) are past. */
-const clockPast = async (stamps: string[]) => {
-	const newest = Math.max(...stamps.map((stamp) => Date.parse(stamp)));
-	while (Date.now() <= newest) await new Promise((resolve) => setTimeout(resolve, 20));
-};
 /** The trigger's listing requests (POST /tasks/query with its source condition). */
 const isListing = (r: Pick<LoggedRequest, 'method' | 'path' | 'body'>) =>
 	r.method === 'POST' && r.path === '/tasks/query' && JSON.stringify(r.body ?? {}).includes(SOURCE);
@@ -199,7 +195,7 @@ describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)'
 			const imported = stage.sim.seedTasks(IMPORT_SIZE, (i) => ({
 				fields: { title: `Imported ${i + 1}`, source: SOURCE },
 			}));
-			await clockPast(imported.map((task) => task.updated_at));
+			await clockPastStamps(stage.sim);
 			const uids = imported.map((task) => task.uid);
 
 			const comments = await timed(`n8n ${major}.x import of ${IMPORT_SIZE} emitted`, () =>
@@ -253,7 +249,7 @@ describe.each([2, 1] as N8nMajor[])('a bulk import in real n8n %i.x (n8n start)'
 						uid,
 						fields: { title: 'Changed after the import', source: SOURCE },
 					}));
-					await clockPast([task.updated_at]);
+					await clockPastStamps(stage.sim);
 					await timed(`n8n ${major}.x change ${n + 1} after the import emitted`, () =>
 						waitFor(
 							`change ${n + 1} after the import on the ledger`,
@@ -319,7 +315,7 @@ describe.each([2, 1] as N8nMajor[])(
 					uid: 'ffffffff-ffff-4fff-bfff-fffffffffff3',
 					fields: { title: 'Changed while a poll was slow', source: SOURCE },
 				}));
-				await clockPast([task.updated_at]);
+				await clockPastStamps(stage.sim);
 				await timed(`n8n ${major}.x change emitted (one poll slow)`, () =>
 					waitFor('the change on the ledger', () => ledger().length > 0, 90_000, 250),
 				);

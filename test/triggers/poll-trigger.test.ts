@@ -11,7 +11,8 @@ import {
 	type SimulatorOptions,
 	type Task,
 } from '../../tools/simulator/simulator';
-import { activePoller, clockPastStamps, serviceApi, type Poller } from './harness';
+import { clockPastStamps } from '../helpers/clock';
+import { activePoller, serviceApi, type Poller } from './harness';
 
 const TOKEN = 'test-token';
 

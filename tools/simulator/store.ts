@@ -7,6 +7,7 @@ import { checkReadings, readingsFor, type Profile, type Readings } from './readi
 import type {
 	Delivery,
 	LoggedRequest,
+	Meanwhile,
 	ScriptedFault,
 	SimulatorOptions,
 	Task,
@@ -35,10 +36,7 @@ export class Store {
 	readonly deliveries: Delivery[] = [];
 	readonly windows = new Map<string, { start: number; count: number }>();
 	readonly scriptedFaults: ScriptedFault[] = [];
-	readonly meanwhile: Array<{
-		when: (req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>) => boolean;
-		action: () => void | Promise<void>;
-	}> = [];
+	readonly meanwhile: Meanwhile[] = [];
 	readonly timers = new Set<NodeJS.Timeout>();
 	readonly webhooks = new Webhooks(this.deliveries);
 	stopped = false;

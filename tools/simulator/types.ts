@@ -274,6 +274,13 @@ export interface WebhookEvent {
 	sentAt: string;
 }
 
+/** Another caller's writes while a request is under way (Simulator.meanwhile). */
+export interface Meanwhile {
+	/** Which request they happen during: the next one this matches. */
+	when: (req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>) => boolean;
+	action: () => void | Promise<void>;
+}
+
 export interface Simulator {
 	url: string;
 	port: number;
@@ -295,9 +302,6 @@ export interface Simulator {
 	 * has passed the rate limit and the faults, and is awaited before the server reads or writes anything for it (so
 	 * a listing answered then shows what `action` wrote).
 	 */
-	meanwhile(
-		when: (req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>) => boolean,
-		action: () => void | Promise<void>,
-	): void;
+	meanwhile(when: Meanwhile['when'], action: Meanwhile['action']): void;
 	stop(): Promise<void>;
 }

@@ -225,6 +225,28 @@ describe('rate limiter', () => {
 			jest.useRealTimers();
 		}
 	});
+
+	it('a wait for an answer leaves no timer behind once the answer came (n8n cannot cancel one of UNDER_WAY_MS)', async () => {
+		jest.useFakeTimers();
+		try {
+			const limiter = new RateLimiter(1, 1000);
+			const first = await limiter.acquire();
+			let sent = false;
+			const next = limiter.acquire().then((release) => {
+				sent = true;
+				release(200);
+			});
+			await jest.advanceTimersByTimeAsync(50);
+			first(200); // the answer: the second request may leave a window after it
+			await jest.advanceTimersByTimeAsync(1000 + 20);
+			expect(sent).toBe(true);
+			await next;
+			await jest.advanceTimersByTimeAsync(1000);
+			expect(jest.getTimerCount()).toBe(0);
+		} finally {
+			jest.useRealTimers();
+		}
+	});
 });
 
 describe('every request', () => {

@@ -36,7 +36,8 @@ describe('the limiter counts time on a monotonic clock', () => {
 	});
 
 	it('a step forward of the system clock by 10 minutes does not let a full window send again', async () => {
-		const limiter = new RateLimiter(2, 60_000);
+		// A window of 3 s: the request the test stops waiting for leaves soon after, and leaves no timer behind.
+		const limiter = new RateLimiter(2, 3_000);
 		(await limiter.acquire())(200);
 		(await limiter.acquire())(200);
 		stepClock(TEN_MINUTES);

@@ -52,6 +52,13 @@ const JITTER = 0.1;
  */
 const RESTART_SPREAD = 0.03;
 
+/**
+ * The longest single timer the limiter sets. n8n's sleep cannot be cancelled, so a wait that ends early (an answer came,
+ * a pause took the reservation back) leaves its timer running: waited in steps of at most this, what it leaves behind
+ * ends within a second instead of holding the process (and the limiter) for up to UNDER_WAY_MS.
+ */
+const TIMER_STEP_MS = 1_000;
+
 interface Slot {
 	/**
 	 * When the request leaves (reserved) or left, or, once it has finished, when it finished (the server may count it
@@ -293,7 +300,7 @@ export class RateLimiter {
 		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
 		for (let left = slot.at - clock(); left > 0 && slot.waiting; left = slot.at - clock()) {
 			await Promise.race([
-				sleep(left),
+				sleep(Math.min(left, TIMER_STEP_MS)),
 				(this.reservationsTaken ??= new Promise((resolve) => (this.takeReservations = resolve))),
 			]);
 		}
@@ -316,14 +323,21 @@ export class RateLimiter {
 		const until = this.slots.map((slot) => countedUntil(slot, now)).sort((a, b) => a - b);
 		const frees = until[until.length - allowance];
 		if (frees !== Infinity) return frees + this.windowMs;
-		return (this.nextAnswer ??= this.answerOrGiveUp(now));
+		return (this.nextAnswer ??= this.answerOrGiveUp());
 	}
 
-	/** The next answer, or at the latest the oldest request under way reaching UNDER_WAY_MS (one timer per wait). */
-	private answerOrGiveUp(now: number): Promise<void> {
-		const oldest = Math.min(
-			...this.slots.filter((slot) => !slot.finished).map((slot) => slot.sentAt),
-		);
+	/**
+	 * The next answer, or at the latest the next request under way reaching UNDER_WAY_MS (then it counts as finished,
+	 * and the window may have room): one wait for all callers.
+	 */
+	private answerOrGiveUp(): Promise<void> {
+		const now = clock();
+		const giveUpAt =
+			Math.min(
+				...this.slots
+					.filter((slot) => !slot.finished && now < slot.sentAt + UNDER_WAY_MS)
+					.map((slot) => slot.sentAt),
+			) + UNDER_WAY_MS;
 		return new Promise<void>((resolve) => {
 			const wake = () => {
 				if (this.answered !== wake) return;
@@ -332,7 +346,14 @@ export class RateLimiter {
 				resolve();
 			};
 			this.answered = wake;
-			void sleep(Math.max(1, oldest + UNDER_WAY_MS - now)).then(wake);
+			// In steps (TIMER_STEP_MS) that stop once an answer has woken the callers; never at once, so the wait is set
+			// as the one under way (nextAnswer) before it ends.
+			const giveUp = async () => {
+				do await sleep(Math.max(1, Math.min(giveUpAt - clock(), TIMER_STEP_MS)));
+				while (this.answered === wake && clock() < giveUpAt);
+				wake();
+			};
+			void giveUp();
 		});
 	}
 

@@ -323,15 +323,15 @@ export class RateLimiter {
 		const until = this.slots.map((slot) => countedUntil(slot, now)).sort((a, b) => a - b);
 		const frees = until[until.length - allowance];
 		if (frees !== Infinity) return frees + this.windowMs;
-		return (this.nextAnswer ??= this.answerOrGiveUp());
+		return (this.nextAnswer ??= this.answerOrGiveUp(now));
 	}
 
 	/**
 	 * The next answer, or at the latest the next request under way reaching UNDER_WAY_MS (then it counts as finished,
-	 * and the window may have room): one wait for all callers.
+	 * and the window may have room): one wait for all callers. `now`: the time freeAt found a request under way holding
+	 * the window, so there is one.
 	 */
-	private answerOrGiveUp(): Promise<void> {
-		const now = clock();
+	private answerOrGiveUp(now: number): Promise<void> {
 		const giveUpAt =
 			Math.min(
 				...this.slots

@@ -59,6 +59,9 @@ const RESTART_SPREAD = 0.03;
  */
 const TIMER_STEP_MS = 1_000;
 
+/** One step of a wait until `until` (on the clock of clock.ts): at most TIMER_STEP_MS, at least a millisecond. */
+const stepTowards = (until: number) => sleep(Math.min(Math.max(1, until - clock()), TIMER_STEP_MS));
+
 interface Slot {
 	/**
 	 * When the request leaves (reserved) or left, or, once it has finished, when it finished (the server may count it
@@ -300,7 +303,7 @@ export class RateLimiter {
 		// A timer may fire a millisecond before the clock reads its time: the window is counted to the millisecond.
 		for (let left = slot.at - clock(); left > 0 && slot.waiting; left = slot.at - clock()) {
 			await Promise.race([
-				sleep(Math.min(left, TIMER_STEP_MS)),
+				stepTowards(slot.at),
 				(this.reservationsTaken ??= new Promise((resolve) => (this.takeReservations = resolve))),
 			]);
 		}
@@ -335,7 +338,7 @@ export class RateLimiter {
 		const giveUpAt =
 			Math.min(
 				...this.slots
-					.filter((slot) => !slot.finished && now < slot.sentAt + UNDER_WAY_MS)
+					.filter((slot) => countedUntil(slot, now) === Infinity)
 					.map((slot) => slot.sentAt),
 			) + UNDER_WAY_MS;
 		return new Promise<void>((resolve) => {
@@ -349,7 +352,7 @@ export class RateLimiter {
 			// In steps (TIMER_STEP_MS) that stop once an answer has woken the callers; never at once, so the wait is set
 			// as the one under way (nextAnswer) before it ends.
 			const giveUp = async () => {
-				do await sleep(Math.max(1, Math.min(giveUpAt - clock(), TIMER_STEP_MS)));
+				do await stepTowards(giveUpAt);
 				while (this.answered === wake && clock() < giveUpAt);
 				wake();
 			};

@@ -88,6 +88,25 @@ async function handle(
 	if (outcome === 'gone') return;
 	if (bodyError) throw httpError(400, 'Invalid JSON body');
 	refuseContent(store, entry, body);
+	const intercepted = store.opts.intercept?.({ method, path, query: entry.query, body });
+	if (intercepted) {
+		if (intercepted.delayMs) await store.sleep(intercepted.delayMs);
+		if (store.stopped || res.destroyed) return;
+		if (intercepted.status === 'reset') {
+			entry.fault = 'intercepted-reset';
+			req.socket.destroy();
+			return;
+		}
+		if (intercepted.status !== undefined) {
+			entry.fault = `intercepted-${intercepted.status}`;
+			throw new HttpError(
+				intercepted.status,
+				intercepted.body ?? { message: `Intercepted ${intercepted.status}` },
+				intercepted.headers,
+				intercepted.body !== undefined,
+			);
+		}
+	}
 	const su = req.headers['service-user'];
 	if (typeof su === 'string' && su !== '' && !isUuid(su))
 		throw unprocessable([msgIssue(['header', 'service-user'], 'uuid')]);

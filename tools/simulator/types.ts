@@ -239,9 +239,28 @@ export interface SimulatorOptions {
 	 * 422 (`loc` the condition's `field`, `msg` `unknown field`). Empty or absent: any field may be named.
 	 */
 	queryUnknownFields?: string[];
+	/**
+	 * A test's hand in every API request (test/simulation: per-item and per-request faults decided from the request's
+	 * content): called after the rate limit, the faults and refused contents, before any side effect. It answers the
+	 * request (`status`, `body`, `headers`), cuts its connection (`reset`), or lets it through (undefined), after
+	 * waiting `delayMs` when given. The request is logged with fault `intercepted-<status>` or `intercepted-reset`.
+	 */
+	intercept?: (
+		req: Pick<LoggedRequest, 'method' | 'path' | 'query' | 'body'>,
+	) => Intercepted | undefined;
 	webhooks?: WebhookTarget[];
 	persistFile?: string;
 	seed?: number;
+}
+
+/** What SimulatorOptions.intercept makes of a request. */
+export interface Intercepted {
+	/** Wait this long first (latency). */
+	delayMs?: number;
+	/** Answer with this status (and body, headers), or cut the connection ('reset'); absent: let it through. */
+	status?: number | 'reset';
+	body?: unknown;
+	headers?: Record<string, string>;
 }
 
 export interface LoggedRequest {

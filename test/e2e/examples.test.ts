@@ -22,7 +22,12 @@ import {
 const fieldsOf = (stage: Stage, source: string) =>
 	[...stage.sim.tasks.values()].filter((task) => task.fields?.source === source);
 
-async function api(stage: Stage, method: string, path: string, body?: unknown): Promise<any> {
+async function api<T = unknown>(
+	stage: Stage,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<T> {
 	const res = await fetch(`${stage.sim.url}${path}`, {
 		method,
 		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
@@ -31,7 +36,7 @@ async function api(stage: Stage, method: string, path: string, body?: unknown): 
 	});
 	const text = await res.text();
 	if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-	return text ? JSON.parse(text) : undefined;
+	return (text ? JSON.parse(text) : undefined) as T;
 }
 
 afterAll(() => printTimings('examples'));
@@ -87,9 +92,14 @@ describe.each([2, 1] as N8nMajor[])('examples in real n8n %i.x', (major) => {
 			// Meanwhile an operator closes HD-1002 (its ticket is still open), and a task of a ticket that is no longer
 			// open in the helpdesk exists from an earlier run.
 			await api(stage, 'PATCH', `/tasks/${vpn.uid}`, { status: 'DONE' });
-			const stale = await api(stage, 'PUT', '/tasks/6d1f6a3e-0000-4000-8000-000000000999', {
-				fields: { title: 'Old ticket', ticket_id: 'HD-0999', source: 'helpdesk' },
-			});
+			const stale = await api<{ uid: string }>(
+				stage,
+				'PUT',
+				'/tasks/6d1f6a3e-0000-4000-8000-000000000999',
+				{
+					fields: { title: 'Old ticket', ticket_id: 'HD-0999', source: 'helpdesk' },
+				},
+			);
 			expect(stage.sim.tasks.size).toBe(6);
 
 			const second = await importAndRun(stage, workflow);
@@ -144,7 +154,7 @@ describe.each([2, 1] as N8nMajor[])('examples in real n8n %i.x', (major) => {
 			const workflow = loadExample('ai-agent-tool.json');
 			expect(
 				workflow.nodes.filter(
-					(node: any) => node.type === 'n8n-nodes-task-backlog.taskBacklogTool',
+					(node: { type: string }) => node.type === 'n8n-nodes-task-backlog.taskBacklogTool',
 				),
 			).toHaveLength(2);
 			const before = stage.sim.requests.length;
@@ -216,7 +226,9 @@ describe.each([2, 1] as N8nMajor[])('examples in real n8n %i.x', (major) => {
 				]);
 				const workflow = loadExample('ai-agent-tool.json');
 				workflow.id = 'exAiAgentTool002';
-				const model = workflow.nodes.find((node: any) => node.name === 'OpenAI Chat Model');
+				const model = workflow.nodes.find(
+					(node: { name: string }) => node.name === 'OpenAI Chat Model',
+				);
 				model.credentials = {
 					openAiApi: { id: 'fakeOpenAiCredential', name: 'Scripted chat model' },
 				};

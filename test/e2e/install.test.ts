@@ -137,7 +137,15 @@ describe.each([2, 1] as N8nMajor[])('installed as the README says, n8n %i.x', (m
 			);
 			const result = await importAndRun(stage!, workflow, 1);
 			expect(result.code).toBe(1);
-			const error = nodeError(result.run, 'Get') as Record<string, any> | undefined;
+			const error = nodeError(result.run, 'Get') as
+				| {
+						name?: string;
+						httpCode?: string;
+						message?: string;
+						description?: string;
+						node?: { name: string };
+				  }
+				| undefined;
 			log(`n8n ${major}.x error: ${error?.name} ${error?.httpCode}: ${error?.message}`);
 			// what n8n keeps of a NodeApiError (the editor shows an API error from these fields)
 			expect(error?.name).toBe('NodeApiError');

@@ -1,8 +1,7 @@
 // The Task Backlog node in a real n8n (both majors), installed from its npm tarball, against the simulator of the
 // service running in this jest process. Each workflow is run with `n8n execute` and the simulator's state is checked
 // afterwards. Independent checks share one execution where that stays readable (one execute costs seconds).
-import type { N8nMajor } from '../../tools/n8n/n8n';
-import type { ExecuteResult } from '../../tools/n8n/n8n';
+import type { ExecuteResult, N8nMajor } from '../../tools/n8n/n8n';
 import type { Stage } from './lib/backlog';
 import {
 	backlogNode,
@@ -228,7 +227,7 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 			expect(output).toHaveLength(250);
 			// every output item is paired with its input item
 			expect(
-				output.map((item, index) => [
+				output.map((item) => [
 					item.json.ticket_id ?? item.json.fields?.ticket_id,
 					item.pairedItem?.item ?? item.pairedItem,
 				]),

@@ -8,7 +8,6 @@ import type {
 	ICredentialDataDecryptedObject,
 	ICredentialType,
 	IExecuteData,
-	IGetDecryptedCredentialsOptions,
 	IHttpRequestHelper,
 	IHttpRequestOptions,
 	INode,
@@ -148,7 +147,6 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		_executeData?: IExecuteData,
 		_raw?: boolean,
 		expressionResolveValues?: ICredentialsExpressionResolveValues,
-		_options?: IGetDecryptedCredentialsOptions,
 	): Promise<ICredentialDataDecryptedObject> {
 		const data = this.credentialData[type];
 		if (data === undefined) {

@@ -1,4 +1,5 @@
 // Step 5 of the demo: the headline example (its Sync Backlog node) run once with `n8n execute`, and what it did.
+import { nodeRun, runError as runErrorOf, type Json } from '../n8n/workflows';
 import { print, say } from './progress';
 import { syncNodeOf, type WorkflowNode } from './project';
 import { printSyncResult } from './report';
@@ -24,15 +25,12 @@ export async function runHeadline({ folder, sim, headline }: Demo): Promise<Work
 	return syncNode;
 }
 
-function nodeOutput(run: any, nodeName: string): Array<Record<string, any>> {
-	const runData = run?.data?.resultData?.runData ?? run?.resultData?.runData;
-	const items = runData?.[nodeName]?.[0]?.data?.main?.[0] as
-		Array<{ json: Record<string, any> }> | undefined;
-	return (items ?? []).map((item) => item.json);
+function nodeOutput(run: unknown, nodeName: string): Json[] {
+	return nodeRun(run, nodeName)?.items ?? [];
 }
 
-function runError(run: any): string | undefined {
-	const error = run?.data?.resultData?.error ?? run?.resultData?.error;
+function runError(run: unknown): string | undefined {
+	const error = runErrorOf(run);
 	if (!error) return undefined;
 	return [error.message, error.description].filter(Boolean).join(': ');
 }

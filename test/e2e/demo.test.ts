@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // `npm run demo -- --once` as CI runs it: the compiled demo (npm test runs build and build:tools first) installs the
 // packed package into a real n8n, runs the ticket-sync example against the embedded simulator and exits 0 with a
 // summary. The simulator state goes to a temp file, so the user's demo state is neither used nor changed.

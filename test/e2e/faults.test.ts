@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // Fault injection in a real n8n: the packed package, run by `n8n execute` (and `n8n start` for concurrent runs),
 // against the simulator of the service injecting server errors, 429s, connection resets (before and after the
 // request's work) and latency. Every rule is a test name. Both majors by default; TASK_BACKLOG_E2E_MAJORS=2 runs one.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // Hardening (issue 11) in a real n8n, both majors (TASK_BACKLOG_E2E_MAJORS=2 runs one), the package installed from
 // its tarball:
 //  - a Base URL that redirects to another origin fails with an error naming the Location, and the other origin

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-explicit-any -- test code, never ships */
 // Proves the real-n8n harness on both majors with built-in nodes only: install (cached), execute a workflow from the
 // command line, and serve an activated webhook. Our own package is installed too when dist/ is built.
 import { randomUUID } from 'crypto';

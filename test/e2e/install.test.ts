@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // The README's install, as a user runs it (issue 33 item 1): the packed tarball installed into
 // $N8N_USER_FOLDER/.n8n/nodes with exactly the npm command the README's Installation section writes (the same npm
 // and flags, on the Node that runs n8n), then a workflow whose Task Backlog node hits a 404. The package must come

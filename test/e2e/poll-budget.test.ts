@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 // The Poll Trigger within n8n's poll budget, in a real `n8n start` (issue 32 item 3): a bulk import of more changes
 // than one poll can read is emitted over several polls, each change exactly once.
 //  - n8n 2.x with the durable scheduler on (N8N_SCHEDULER_ENABLED, N8N_SCHEDULER_POLL_TRIGGERS_ENABLED): n8n abandons a

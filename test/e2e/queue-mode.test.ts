@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * n8n queue mode on real parts: Debian's redis-server (installed by this set-up when missing, started on a free
  * loopback port, stopped after), n8n 2.x `start` in queue mode plus `n8n worker` processes (concurrency 1 each, so

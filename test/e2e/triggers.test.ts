@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @typescript-eslint/no-explicit-any -- test code, never ships */
 // Our triggers and webhook examples in a real `n8n start` (both majors), with the simulator in this jest process:
 //  - two-way-sync.json activated: the simulator's signed task.completed webhook reaches the Task Backlog Trigger's
 //    production URL, n8n runs the workflow, and the comment appears on that task in the simulator;

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';

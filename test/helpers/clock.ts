@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 import type { Simulator } from '../../tools/simulator/simulator';
 
 /**

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/node-connection-type-literal, @n8n/community-nodes/node-usable-as-tool, @n8n/community-nodes/require-node-api-error -- test code, never ships */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error -- test code, never ships */
 import { randomUUID } from 'crypto';
 /**
  * In-process harness: runs one node through n8n-core's real execution engine.

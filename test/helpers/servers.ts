@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * Plain node:http servers for what the simulator does not do (answer a redirect, echo the token, stand on another
  * origin). Each listens on a free port of the given address and records what it got.

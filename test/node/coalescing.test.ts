@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 // One ticket per execution, many executions at once in one n8n process (the spec's event-driven usage): their reads
 // and writes share requests (nodes/shared/sharing/coalesce.ts), and each execution still gets exactly its own results.
 import type { IDataObject } from 'n8n-workflow';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 // Executions that share requests never share fate (issue 31): one execution's cancellation, refused value or oversized
 // ticket changes nothing for the others sharing its requests, and none of them sees another's values.
 

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * What the process remembers between executions stays bounded (issue 31): 10,000 executions of Create or Update by
  * External ID, one ticket each, over 1,000 tokens (10 per token, 20 at a time), through n8n-core against the

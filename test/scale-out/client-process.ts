@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // One client process of test/scale-out/processes.test.ts (run from its compiled copy in .build/): the Task
 // Backlog node, through n8n-core's execution engine and its real HTTP helper (test/helpers/run-node.ts), getting one
 // task once per input item over a credential shared with the other processes. Each process has its own module state,

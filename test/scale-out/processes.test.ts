@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * The adaptive rate limiter across processes, without n8n's queue mode but over real HTTP: several OS processes, each
  * running the Task Backlog node through n8n-core (test/scale-out/client-process.ts), share one token of the simulator,

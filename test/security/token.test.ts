@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * The API token goes to the credential's Base URL only, over https (or to this machine), and never comes back out
  * in an error: redirects are not followed, plain http:// to another host is refused unless the credential allows

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-explicit-any -- test code, never ships */
 // Tests of the Task Backlog simulator over real HTTP, named after the spec rules (or our stated choices) they check.
 import * as http from 'node:http';
 import { createHmac } from 'node:crypto';

@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- test code, never ships */
 // Tests of the simulator's readings of the spec's open points (readings.ts), over real HTTP. Each test is named after
 // the spec text the reading comes from; "strict:" tests run against the strict profile (or the one reading alone when
 // the observable result needs the JSON error details), "lenient:" tests pin the historical behaviour.

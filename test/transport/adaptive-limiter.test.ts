@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 /**
  * The adaptive rate limiter's rules, one process: how a 429 cuts the rate and how it grows back, the waits after a
  * 429 (they reach a whole window within the attempts, and stop there), and, over real HTTP against the simulator,

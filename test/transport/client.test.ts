@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 /**
  * The rate limiter measures its intervals (pacing, windows, pauses) on a monotonic clock (nodes/shared/clock.ts): a
  * step of the system clock (NTP, a VM resumed, a user setting the time) neither holds requests for the length of the

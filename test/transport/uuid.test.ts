@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-require-imports -- test code, never ships */
 import { v5 as uuidOracle, validate, version } from 'uuid';
 
 import {

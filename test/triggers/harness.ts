@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * Runs the triggers' poll() and webhook() the way n8n does, in-process.
  *

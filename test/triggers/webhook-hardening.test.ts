@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 /**
  * Task Backlog Trigger hardening: the secret in a credential of its own (old workflows keep their parameter),
  * repeats of an accepted delivery start nothing, and "Include Headers" never outputs a secret.

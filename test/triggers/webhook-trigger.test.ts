@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 import { createHmac } from 'node:crypto';
 
 import { Logger } from '@n8n/backend-common';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The package as it was at an earlier git ref, for a bench to run beside today's: checked out in a temporary
 // `git worktree` (node_modules linked from this clone, so nothing is installed), built with `npm run build`, packed.
 import * as fs from 'fs';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- tool code, never ships */
 // `npm run bench`: the Task Backlog node against the way users do the same job today (the HTTP Request node, one PUT
 // per item), in a real n8n, against the simulator of the service with its rate limit on and a time-scaled minute.
 // Not part of `npm test`. Flags: see USAGE in options.ts (`npm run bench -- --help` prints it).

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The runs of `npm run bench -- --events`: the workflows (one per run, each with its own webhook path, token and
 // credential, so the simulator's log and windows tell the runs apart and no run inherits another's limiter), the
 // senders of events (at once, spread, lone) and what each event became on the simulator.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // `npm run bench -- --events` (issue 19): N one-ticket executions (examples/create-and-forget.json, one Webhook call
 // per ticket event) in a real n8n in regular mode, at once, spread over minutes and alone, against the simulator at
 // 60 requests per window (the real 60 s by default) with its undocumented batch limit of 50; beside the HTTP Request

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-explicit-any -- tool code, never ships */
 // A benchmark's n8n user folder: the harness's N8nUserFolder (tools/n8n/n8n.ts) plus, per `n8n execute`, the
 // process's own CPU time and peak RSS (written at exit by rusage-hook, loaded with NODE_OPTIONS=--require) and the
 // wall time of the command.

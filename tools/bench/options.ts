@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The command line of `npm run bench`: its flags, their defaults, and the usage `--help` prints. (`--queue` has a
 // command line of its own, in queue.ts.)
 import * as path from 'path';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // `npm run bench -- --queue`: the scale-out run of issue 14 in n8n's queue mode, on real parts (Debian's redis-server,
 // n8n 2.x main + workers sharing a sqlite user folder, the packed package), at the service's real 60 s window by
 // default: 4 executions at once, each upserting its own tickets over one token, against the simulator allowing 60

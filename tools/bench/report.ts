@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // What the bench prints and writes: the set-up said in words, the tables, bench.json and the requests-over-time
 // charts (one per n8n major); or, with --report, the same again from saved bench.json files without running anything.
 import * as fs from 'fs';

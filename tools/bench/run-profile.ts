@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The CPU profile scenario (--cpu-prof): one Map Automatically run of PROFILE_N upserts, rate limit off, with V8's CPU
 // profiler on n8n's process; summarised over the node's run and over the whole process.
 import * as fs from 'fs';

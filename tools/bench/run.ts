@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // A bench run: the n8n majors installed, the package packed, the simulator started, every major's scenarios run, and
 // the environment they ran in noted for bench.json.
 import * as fs from 'fs';

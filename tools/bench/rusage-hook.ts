@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Loaded into every n8n process of a benchmark user folder with NODE_OPTIONS=--require <this file> (compiled to
 // .build/tools/bench/rusage-hook.js). When the process exits it writes its own resource usage (CPU time, peak RSS =
 // VmHWM) to $TASK_BACKLOG_RUSAGE_DIR/<pid>.json, so the benchmark can read what the `n8n execute` process used

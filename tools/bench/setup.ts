@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- tool code, never ships */
 // The set-up every bench run shares: the service's rate limit, the node's batch size, the sizes of the fixed runs, and
 // how the HTTP Request contender is paced.
 import type { HttpContenderOptions } from '../n8n/workflows';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // The one command-line parser of the tools (simulator, demo, bench, screenshot). A flag is `--name`; one that takes
 // a value takes it as `--name=value` or `--name value`; an optional value is the next word unless it is a flag.
 // `--help` (or `-h`) prints the usage and exits 0; a wrong command line prints what is wrong and the usage, and

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // `npm run demo`: a real n8n with this package installed, against the embedded simulator of the Task Backlog Service.
 //
 //   1. starts the simulator (seeded on first use; state kept in <cache>/demo/simulator-state.json)

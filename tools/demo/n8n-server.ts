@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // `n8n start` for the demo: on a chosen port (the harness's start() always takes a free one and stops after 30 min),
 // logging to a file, bounded by a maximum lifetime, in a process group of its own that is killed when this process
 // exits. Stopped gracefully (SIGTERM to the group, n8n stops its task runner) with a SIGKILL after a grace period.

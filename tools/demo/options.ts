@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The command line of `npm run demo`: its flags, their defaults, and the usage `--help` prints.
 import * as path from 'path';
 

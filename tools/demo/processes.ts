@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- tool code, never ships */
 // Everything the demo started, stopped in this order: n8n, the user folder, the simulator; on exit, on an error, and
 // on SIGINT, SIGTERM and SIGHUP.
 import type { N8nUserFolder } from '../n8n/n8n';

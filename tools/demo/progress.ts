@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // How the demo speaks while it works: progress lines stamped with the time since it started, plain lines, and paths
 // written the way the user would type them.
 import * as os from 'os';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The package the demo shows: the folder it is in, and its example workflows (the headline one has a Sync Backlog
 // node) with the credential they reference.
 import * as fs from 'fs';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-explicit-any -- tool code, never ships */
 // What the demo tells the user: what it runs and what a first run installs, what the headline sync did to the
 // backlog, and where to find n8n and the simulator while they run.
 import * as fs from 'fs';

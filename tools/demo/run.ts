@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // Steps 1 to 4 of the demo: the simulator (seeded on first use), a real n8n, this package packed and installed into a
 // fresh user folder as a user would, and the credential and example workflows imported.
 import * as fs from 'fs';

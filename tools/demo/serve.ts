@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Step 6 of the demo: `n8n start` with the examples, optionally a screenshot of the node in the editor, then n8n and
 // the simulator left running until Ctrl-C (or n8n's end, or the --hours limit).
 import * as fs from 'fs';

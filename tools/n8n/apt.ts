@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Debian packages the harness needs and a fresh machine may lack (redis-server, postgresql): `apt-get install` as
 // root, with `apt-get update` and a second try when the first fails. When a package cannot be had, callers get the
 // reason and report their test skipped, never passed.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // Small helpers of the harness: ports, a clean environment, hashes, a lock folder between processes, heartbeats.
 import { createHash } from 'crypto';
 import * as fsp from 'fs/promises';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Cache, Node 24, n8n: the pinned Node and npm, and each pinned n8n major installed once into the cache (outside the
 // clone) from tools/n8n/n8n-<major>/ (package.json and lockfile); packing this package for them.
 import * as fs from 'fs';

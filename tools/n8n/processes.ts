@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Process bookkeeping: everything the harness spawns has a time limit, runs in a process group of its own, is
 // tracked, and is killed (the whole group) when this process goes away; with it the locks and temp folders to remove.
 import { ChildProcess, spawn } from 'child_process';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // n8n's queue mode on real parts, for the scale-out test and the bench: a main instance (`n8n start` with
 // EXECUTIONS_MODE=queue) and `n8n worker` processes sharing one user folder (sqlite database, our community package,
 // credentials), Bull queues in a real Redis (./redis.ts). Executions reach the workers through a webhook-triggered

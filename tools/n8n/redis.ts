@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // A real Redis for n8n's queue mode: Debian's redis-server, installed by the test set-up when it is missing (apt.ts),
 // started on a free loopback port with no persistence, stopped by its pid. When it cannot be had, callers get the
 // reason and report the test skipped, never passed.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, @typescript-eslint/no-explicit-any -- tool code, never ships */
 // A user folder: one n8n "installation" (database, settings, community packages) in a temp folder, with the package
 // installed into it; importing credentials and workflows, executing a workflow, starting and stopping `n8n start`.
 import { ChildProcess } from 'child_process';

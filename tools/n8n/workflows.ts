@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- tool code, never ships */
 // Workflow and credential JSON for running the Task Backlog node (and, for comparison, n8n's HTTP Request node) in a
 // real n8n, plus readers for what `n8n execute --rawOutput` prints. Shared by the harness's queue mode, the benchmark
 // and the e2e tests.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, @typescript-eslint/no-explicit-any -- tool code, never ships */
 // Headless Chromium (Debian's `chromium` package) driven over the DevTools protocol, without playwright: a WebSocket
 // to the browser endpoint (undici's WebSocket: Node 20 has no global one) and flat sessions for pages.
 // Chromium runs in a process group of its own with a fresh profile, is killed after a time limit and when this

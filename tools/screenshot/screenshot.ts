@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @typescript-eslint/no-explicit-any -- tool code, never ships */
 // Screenshot of the Task Backlog node's parameters in the n8n editor, for the README (examples/screenshot-node.png).
 //
 // Run by the demo (`npm run demo -- --once --screenshot`), or by hand against a running demo:

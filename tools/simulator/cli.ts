@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // Runs the simulator as a standalone process: `npm run simulator -- --port 8080 --rpm 60`.
 // Prints the base URL on stdout (first line, alone, so scripts can read it) and stops on SIGINT/SIGTERM.
 import { Arg, ArgsError, readArgs, type FlagKind } from '../cli/args';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Comments of a task: create (POST, or PUT as an idempotent create), read, list, patch.
 import type * as http from 'node:http';
 import { randomUUID } from 'node:crypto';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // The simulator's control routes under /_sim (state, request log, reset, configure, seed, flush, options): what tests
 // and the demo use to look inside and steer it over HTTP.
 import type * as http from 'node:http';

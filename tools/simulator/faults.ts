@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // What stands between an authenticated request and its handler: the fixed-window rate limit per token, the faults
 // scripted with failNext(), the random faults of `options.faults` (latency, resets, 5xx, 429) and the contents the
 // service refuses (`options.refuseContent`), all before any side effect.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // HTTP plumbing: reading a request body, sending a JSON (or plain-text) answer, an error answer, the bearer token.
 import type * as http from 'node:http';
 

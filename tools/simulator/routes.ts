@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // The API's routes: which method and path go to which handler (under /api/v1, after auth, rate limit and faults).
 import type * as http from 'node:http';
 

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, no-console -- tool code, never ships */
 // The HTTP server: every request is logged, then (under /api/v1) authenticated, counted against its token's window,
 // exposed to faults, routed and answered; /_sim goes to the control routes.
 import * as http from 'node:http';

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console -- tool code, never ships */
 // The simulator's state: its options and readings, tasks, comments, users, the request log, rate-limit windows,
 // scripted faults and webhook deliveries; the clock of updated_at, persistence to a file, reset and configure.
 import { existsSync, promises as fsp, readFileSync, renameSync, writeFileSync } from 'node:fs';

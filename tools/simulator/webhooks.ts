@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // Webhook deliveries: one POST per task event and target, signed with the target's secret, kept in order per target.
 import * as http from 'node:http';
 import * as https from 'node:https';

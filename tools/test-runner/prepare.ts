@@ -1,3 +1,4 @@
+/* eslint-disable no-console -- tool code, never ships */
 // Installs what the end-to-end suite needs before it starts (both pinned n8n majors, Redis for queue mode), in its
 // own process so that the unit tests run meanwhile. Each install is idempotent and locked (tools/n8n/install.ts), so
 // an end-to-end file that needs one before this finishes waits for it instead of installing twice. Exit 0 even when

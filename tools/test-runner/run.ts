@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, no-console -- tool code, never ships */
 // `npm test` after the build: lint, then the unit tests while the end-to-end suite's installs run in another process
 // (prepare.ts), then the unit files that time the limiter (test/transport/), then the end-to-end files: first, one at
 // a time with nothing beside them, the files whose assertions count time or rates (bursts within a deadline, 429

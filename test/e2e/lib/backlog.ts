@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/require-node-api-error, @typescript-eslint/no-explicit-any -- test code, never ships */
 // Shared set-up of the end-to-end suite on top of the real-n8n harness (./n8n.ts): one n8n user folder with our
 // packed package installed, a simulator of the service in the jest process, a credential pointing at it, and small
 // builders and readers for workflows and the runs `n8n execute` prints.

@@ -1,3 +1,4 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // A scripted stand-in for an OpenAI-compatible chat completions endpoint (POST /chat/completions), on 127.0.0.1,
 // so that n8n's AI Agent can run without network access. It is not a model: each answer is decided by `script`
 // from the request (the tools offered and the messages so far). Plain and streamed (SSE) answers are supported.

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { invalidParameter, requireUuid, taskUid } from '../shared/parameters';
+import { booleanValue, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
 import { commentUidProperty, readCommentBody } from './shared';
 
 export const description = forOperation('comment', 'update', [
@@ -54,7 +54,9 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	if (!text.trim()) throw invalidParameter(this, itemIndex, 'Text', 'is empty');
 	const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 	const body = readCommentBody(this, itemIndex, text, updateFields);
-	if (updateFields.archived !== undefined) body.archived = updateFields.archived;
+	// A boolean only: the service refuses text, so converting an expression's "true" would start archiving.
+	if ('archived' in updateFields)
+		body.archived = booleanValue(this, itemIndex, 'Archived', updateFields.archived);
 	return [
 		await client.request<IDataObject>({
 			method: 'PATCH',

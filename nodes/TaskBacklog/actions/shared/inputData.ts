@@ -8,6 +8,7 @@ import {
 	FIELD_NAMES_N8N_DROPS,
 	invalidParameter,
 	MAX_VALUE_BYTES,
+	readBoolean,
 	requireFieldName,
 	requireText,
 	requireUuid,
@@ -172,7 +173,13 @@ export function readAutoMapSettings(
 		...readIdentityOptions(ctx, 0, ids),
 		ignore: new Set(keyList(options.keysToIgnore)),
 		only: only.length > 0 ? new Set(only) : undefined,
-		allowNested: options.allowNested === true,
+		allowNested: readBoolean(
+			ctx,
+			0,
+			'Mapping Options > Allow Nested Values',
+			options.allowNested,
+			false,
+		),
 	};
 }
 

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { booleanSetting } from '../../../shared/booleans';
 import { isUuid } from '../../../shared/tasks/identity';
 
 /** Largest single value we send: the service states no limit, so we refuse what no backlog task should carry. */
@@ -16,6 +17,49 @@ export function invalidParameter(
 	return new NodeOperationError(ctx.getNode(), `Item ${itemIndex}: "${parameter}" ${problem}`, {
 		itemIndex,
 		description,
+	});
+}
+
+/**
+ * A boolean parameter of an item (`label` as the node shows it, e.g. "Simplify" or "Options > Include Archived"),
+ * through the one reader (booleanSetting): true or false, the text "true" or "false" from an expression as that
+ * value, unset as `fallback`, anything else an error naming the item and the parameter.
+ */
+export function readBoolean(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	label: string,
+	value: unknown,
+	fallback: boolean,
+): boolean {
+	return booleanSetting(ctx.getNode(), value, {
+		label: `Item ${itemIndex}: ${label}`,
+		fallback,
+		itemIndex,
+		description: `Set ${label} to true or false, or make its expression give true or false (or the text "true" or "false").`,
+	});
+}
+
+/**
+ * A boolean sent to the service as a value of the task or comment (Archived, Is Assigned Player): true or false
+ * only (null too where the service takes it), through the one reader (booleanSetting, 'refuse'). Text is refused
+ * before any request, not converted: the service takes a boolean only (spec 2.2), so a saved workflow giving
+ * "true" has archived nothing so far, and converting would start archiving.
+ */
+export function booleanValue(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	label: string,
+	value: unknown,
+	nullable = false,
+): boolean | null {
+	if (nullable && value === null) return null;
+	return booleanSetting(ctx.getNode(), value, {
+		label: `Item ${itemIndex}: "${label}"`,
+		fallback: false,
+		text: 'refuse',
+		itemIndex,
+		description: `Nothing was sent. Set ${label} with its switch, or make the expression give a boolean, e.g. {{ $json.archived === "true" }}${nullable ? ' (or null)' : ''}.`,
 	});
 }
 

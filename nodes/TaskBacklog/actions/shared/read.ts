@@ -1,13 +1,22 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { invalidParameter } from './parameters';
+import { invalidParameter, readBoolean } from './parameters';
 
 /** Page size asked of list endpoints; the server may clamp it, paging copes. */
 export const PAGE_SIZE = 100;
 
 /** undefined = every result (Return All). */
 export function maxResults(ctx: IExecuteFunctions, itemIndex: number): number | undefined {
-	if (ctx.getNodeParameter('returnAll', itemIndex, false)) return undefined;
+	if (
+		readBoolean(
+			ctx,
+			itemIndex,
+			'Return All',
+			ctx.getNodeParameter('returnAll', itemIndex, false),
+			false,
+		)
+	)
+		return undefined;
 	const limit = Number(ctx.getNodeParameter('limit', itemIndex, 50));
 	if (!Number.isInteger(limit) || limit < 1)
 		throw invalidParameter(ctx, itemIndex, 'Limit', 'must be a whole number of at least 1');

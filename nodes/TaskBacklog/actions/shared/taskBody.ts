@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { customFieldRows, statusOptions } from '../../../shared/tasks/fields';
 import {
+	booleanValue,
 	checkSize,
 	invalidParameter,
 	jsonObject,
@@ -230,6 +231,9 @@ export function readTaskProperties(
 			body[name] = new Date(time).toISOString();
 		} else if (kind === 'json') {
 			body[name] = jsonObject(ctx, itemIndex, displayName, value);
+		} else if (kind === 'boolean') {
+			// Is Assigned Player may be null (spec 2.2: boolean or null); text is refused (booleanValue).
+			body[name] = booleanValue(ctx, itemIndex, displayName, value, name === 'is_assigned_player');
 		} else {
 			body[name] = value;
 		}

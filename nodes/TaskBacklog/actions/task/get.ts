@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { expandOptions, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
-import { taskUid } from '../shared/parameters';
+import { readBoolean, taskUid } from '../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
 import { pick, simplifyTask } from '../shared/simplify';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
@@ -17,7 +17,13 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const uid = taskUid(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
-	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const simplify = readBoolean(
+		this,
+		itemIndex,
+		'Simplify',
+		this.getNodeParameter('simplify', itemIndex, true),
+		true,
+	);
 	const task = await client.request<IDataObject>({
 		method: 'GET',
 		path: `/tasks/${uid}`,

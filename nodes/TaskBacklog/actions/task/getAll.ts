@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { listTasks } from '../../../shared/tasks/listTasks';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
-import { invalidParameter } from '../shared/parameters';
+import { invalidParameter, readBoolean } from '../shared/parameters';
 import {
 	expandOptions,
 	forOperation,
@@ -70,9 +70,18 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const max = maxResults(this, itemIndex) ?? Infinity;
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	checkFilters(this.getNode(), filters, labelsOf(filterOptions), itemIndex);
+	// Read as a boolean once, here: the filter helpers check `archived === true`.
+	if ('archived' in filters)
+		filters.archived = readBoolean(this, itemIndex, 'Filters > Archived', filters.archived, false);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand, TASK_EXPAND);
-	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const simplify = readBoolean(
+		this,
+		itemIndex,
+		'Simplify',
+		this.getNodeParameter('simplify', itemIndex, true),
+		true,
+	);
 	const updatedAfter = filters.updated_at_after
 		? new Date(String(filters.updated_at_after))
 		: undefined;

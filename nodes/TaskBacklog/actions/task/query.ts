@@ -9,7 +9,7 @@ import {
 	returnAllAndLimit,
 	simplifyProperty,
 } from '../shared/descriptions';
-import { invalidParameter, jsonObject, parseJson } from '../shared/parameters';
+import { invalidParameter, jsonObject, parseJson, readBoolean } from '../shared/parameters';
 import { checkExpand, maxResults } from '../shared/read';
 import { pick, simplifyTask } from '../shared/simplify';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
@@ -311,8 +311,15 @@ function builtQuery(
 				`Conditions (row ${position + 1}) > Value`,
 				'is empty: its expression resolved to nothing',
 			);
+		const negated = readBoolean(
+			ctx,
+			itemIndex,
+			`Conditions (row ${position + 1}) > Negate`,
+			row.negated,
+			false,
+		);
 		if (automaticTyping && type === 'auto') {
-			const condition = automaticCondition(field, operator, row.value, row.negated === true);
+			const condition = automaticCondition(field, operator, row.value, negated);
 			if (condition.operator !== operator) widened.push(position + 1);
 			return condition;
 		}
@@ -322,7 +329,7 @@ function builtQuery(
 						.split(',')
 						.map((entry) => typedValue(ctx, itemIndex, position + 1, type, entry.trim()))
 				: typedValue(ctx, itemIndex, position + 1, type, row.value);
-		return { field, operator, value, negated: row.negated === true };
+		return { field, operator, value, negated };
 	});
 	const sorts = (ctx.getNodeParameter('sorts.sort', itemIndex, []) as IDataObject[]).map(
 		({ field, direction }) => ({
@@ -358,11 +365,17 @@ export async function execute(this: IExecuteFunctions, client: BacklogClient, it
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const expand = checkExpand(this, itemIndex, options.expand ?? body.expand, TASK_EXPAND);
 	if (expand.length > 0) body.expand = expand;
-	const simplify = this.getNodeParameter('simplify', itemIndex, true) as boolean;
+	const simplify = readBoolean(
+		this,
+		itemIndex,
+		'Simplify',
+		this.getNodeParameter('simplify', itemIndex, true),
+		true,
+	);
 	// Every match or the first `max`, paged whichever way the server allows (never a silent first page).
 	const tasks = await queryTasks(client, {
 		body,
-		archived: options.archived === true,
+		archived: readBoolean(this, itemIndex, 'Options > Include Archived', options.archived, false),
 		maxItems: max,
 		itemIndex,
 	}).catch((error: unknown) => {

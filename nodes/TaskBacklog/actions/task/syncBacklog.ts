@@ -23,6 +23,7 @@ import {
 	stepFor,
 } from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
+import { booleanSetting } from '../../../shared/booleans';
 import { now } from '../../../shared/clock';
 
 export const wholeInput = true;
@@ -119,6 +120,23 @@ export const description = forOperation('task', 'syncBacklog', [
 ]);
 
 /**
+ * Dry Run, read once (item 0) as a boolean only. Text is refused, not converted: before this reader an expression's
+ * "false" was taken for on, so a saved workflow giving it has run as a dry run, writing and closing nothing; reading
+ * it as off would start writes and closes that workflow never did. Unset is off (n8n gives the default), anything
+ * else that is not a boolean is an error too.
+ */
+function readDryRun(ctx: IExecuteFunctions): boolean {
+	return booleanSetting(ctx.getNode(), ctx.getNodeParameter('dryRun', 0, false), {
+		label: 'Item 0: Dry Run',
+		fallback: false,
+		text: 'refuse',
+		itemIndex: 0,
+		description:
+			'Nothing was sent. Dry Run takes a boolean only: an expression\'s text "false" was read as on before, so a workflow giving it has written and closed nothing, and text is not read now rather than start writes and closes. Set Dry Run with its switch, or make the expression give a boolean, e.g. {{ $json.dryRun === "true" }}.',
+	});
+}
+
+/**
  * The spec's "custom integration" done inside n8n: upsert every ticket (batched), close what is gone.
  * The input is the whole set of open tickets, so Execute Once (only the first item) is refused, and a run that would
  * close more than the guard allows fails before any write.
@@ -134,6 +152,8 @@ export async function execute(
 				"Execute Once hands the node only the first input item, and Sync Backlog would close every other ticket's task. Turn off Settings › Execute Once.",
 		});
 	}
+	// Read before anything is sent: a Dry Run that is not a boolean stops the node (see readDryRun).
+	const dryRun = readDryRun(this);
 	const options = this.getNodeParameter('syncOptions', 0, {}) as IDataObject;
 	const source: Source = {
 		field: requireFieldName(this, 0, 'Source Field', options.sourceField || 'source'),
@@ -168,7 +188,6 @@ export async function execute(
 	const closes = closesFor(open, tickets, readIdentityOptions(this, 0, options).externalIdField);
 	steps.push(...closes);
 
-	const dryRun = this.getNodeParameter('dryRun', 0, false) as boolean;
 	const guard = closeGuard(this, options, closes, open.length, source);
 	if (guard && !dryRun)
 		throw new NodeOperationError(this.getNode(), guard, { description: GUARD_HINT });

@@ -8,6 +8,7 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
+import { tokenAsSent } from '../nodes/shared/transport/credential';
 import { USER_AGENT } from '../nodes/shared/transport/version';
 
 /**
@@ -16,6 +17,13 @@ import { USER_AGENT } from '../nodes/shared/transport/version';
  */
 const SECURE_ENOUGH =
 	'(/^https:\\/\\//i.test(String($credentials.baseUrl).trim()) || /^http:\\/\\/(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d+)?(\\/|$)/i.test(String($credentials.baseUrl).trim()) || $credentials.allowInsecureHttp === true)';
+
+/**
+ * Whether the Base URL names a user or a password (user:pw@host), as transport/credential.ts hasUserInfo reads it:
+ * an @ between the // and the end of the host.
+ */
+const HAS_USER_INFO =
+	'/^[^\\/?#\\\\]*\\/\\/[^\\/?#\\\\]*@/.test(String($credentials.baseUrl).trim())';
 
 const redirectRule = (status: number) => ({
 	type: 'responseCode' as const,
@@ -109,7 +117,8 @@ export class TaskBacklogApi implements ICredentialType {
 		},
 	];
 
-	// The token goes into the Authorization header of the request, and nowhere else. A function, not n8n's generic
+	// The token goes into the Authorization header of the request, and nowhere else; without the spaces or line break
+	// it may have been saved with, as the redaction of its echoes expects (tokenAsSent). A function, not n8n's generic
 	// header expression: n8n compiles and evaluates an expression on every request (the first of a process took tens
 	// of milliseconds, each later one about a millisecond, before any request of a run could leave).
 	authenticate: IAuthenticate = async (
@@ -117,21 +126,26 @@ export class TaskBacklogApi implements ICredentialType {
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> => ({
 		...requestOptions,
-		headers: { ...requestOptions.headers, Authorization: `Bearer ${String(credentials.token)}` },
+		headers: {
+			...requestOptions.headers,
+			Authorization: `Bearer ${tokenAsSent(credentials.token)}`,
+		},
 	});
 
 	test: ICredentialTestRequest = {
 		request: {
-			baseURL: '={{String($credentials.baseUrl).trim().replace(/\\/+$/, "")}}',
+			// Without a user or password: n8n would send them as Basic authentication, and its messages name the URL.
+			baseURL:
+				'={{String($credentials.baseUrl).trim().replace(/^([^\\/?#\\\\]*\\/\\/)[^\\/?#\\\\]*@/, "$1").replace(/\\/+$/, "")}}',
 			url: '/accounts/me',
 			method: 'GET',
 			headers: { 'User-Agent': USER_AGENT },
 			// The token goes to the Base URL only: a redirect fails the test (see the rules below).
 			disableFollowRedirect: true,
 			sendCredentialsOnCrossOriginRedirect: false,
-			// A plain http:// Base URL that is not allowed is refused before anything is sent (n8n checks the
-			// request's host against this list first; no host can match the text).
-			allowedDomains: `={{${SECURE_ENOUGH} ? "" : "none: a plain http:// Base URL needs Allow Insecure HTTP turned on in the credential (or use https://)"}}`,
+			// A Base URL with a user or password, or a plain http:// one that is not allowed, is refused before anything
+			// is sent (n8n checks the request's host against this list first; no host can match the text).
+			allowedDomains: `={{${HAS_USER_INFO} ? "none: the Base URL must not hold a user name or password (the part before @): remove them, the API Token is all the service needs" : ${SECURE_ENOUGH} ? "" : "none: a plain http:// Base URL needs Allow Insecure HTTP turned on in the credential (or use https://)"}}`,
 		},
 		rules: [
 			redirectRule(301),

@@ -16,6 +16,7 @@ import {
 	apiError,
 	hostNotFoundError,
 	networkError,
+	redactAnswer,
 	redirectError,
 	retryLaterError,
 } from './errors';
@@ -25,7 +26,16 @@ import { DEFAULT_RETRY_POLICY } from './retryPolicy';
 import { limiterFor } from './rateLimiter';
 import { now as clock } from '../clock';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
-import { credentialNumber, isSecureEnough, normalizeBaseUrl, redactor } from './credential';
+import {
+	credentialNumber,
+	hasUserInfo,
+	isSecureEnough,
+	normalizeBaseUrl,
+	redactor,
+	userInfoError,
+	withoutUserInfo,
+} from './credential';
+import type { Redactor } from './credential';
 import {
 	HOST_NOT_FOUND,
 	locationOf,
@@ -74,8 +84,8 @@ interface Connection {
 	baseUrl: string;
 	headers: IDataObject;
 	limiter: RateLimiter;
-	/** Replaces the token wherever it might surface in a message. */
-	redact: (text: string) => string;
+	/** Replaces the token wherever it might surface in a message or an answer. */
+	redact: Redactor;
 }
 
 /**
@@ -99,13 +109,14 @@ export class BacklogClient {
 		if (!baseUrl) {
 			throw new NodeOperationError(
 				this.ctx.getNode(),
-				`The Task Backlog API credential's Base URL "${String(credentials.baseUrl ?? '')}" is not an http(s) address`,
+				`The Task Backlog API credential's Base URL "${withoutUserInfo(String(credentials.baseUrl ?? ''))}" is not an http(s) address`,
 				{
 					description:
 						'Set it to the API address with its version prefix, e.g. https://api.example.com/api/v1.',
 				},
 			);
 		}
+		if (hasUserInfo(baseUrl)) throw userInfoError(this.ctx.getNode(), baseUrl);
 		if (!isSecureEnough(baseUrl, credentials.allowInsecureHttp === true)) {
 			throw new NodeOperationError(
 				this.ctx.getNode(),
@@ -245,7 +256,8 @@ export class BacklogClient {
 			release(response.statusCode, hinted);
 
 			const status = response.statusCode;
-			if (status >= 200 && status < 300) return response.body as T;
+			// A success can echo the token too (the README promises it never reaches the node's output).
+			if (status >= 200 && status < 300) return redactAnswer(response.body, redact) as T;
 			if (status >= 300 && status < 400) {
 				const location = locationOf(response.headers as IDataObject);
 				throw redirectError(node, status, location, { ...request, baseUrl }, redact);

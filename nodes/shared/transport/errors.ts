@@ -1,6 +1,8 @@
 import type { INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
+import type { Redactor } from './credential';
+
 const STATUS_TEXT: Record<number, string> = {
 	400: 'Bad Request',
 	401: 'Unauthorized',
@@ -92,6 +94,22 @@ export function redactDeep(value: unknown, redact: Redact): unknown {
 		);
 	}
 	return value;
+}
+
+/**
+ * A successful answer with the token redacted (redactDeep), or the answer itself when it holds no form of the token:
+ * one look at its JSON text decides (most answers hold none, and a copy of each would cost every request).
+ */
+export function redactAnswer(value: unknown, redact: Redactor): unknown {
+	if (value === null || value === undefined) return value;
+	if (typeof value === 'string') return redact(value);
+	let text: string | undefined;
+	try {
+		text = JSON.stringify(value);
+	} catch {
+		return redactDeep(value, redact);
+	}
+	return text === undefined || redact.inJson(text) ? redactDeep(value, redact) : value;
 }
 
 export function apiError(

@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { booleanSetting } from '../shared/booleans';
 import {
 	checkFilters,
 	customFieldQuery,
@@ -156,8 +157,19 @@ export class TaskBacklogPollTrigger implements INodeType {
 		const filters = this.getNodeParameter('filters', {}) as IDataObject;
 		checkFilters(this.getNode(), filters, labelsOf(taskFilterOptions));
 		const options = this.getNodeParameter('options', {}) as IDataObject;
+		// Both booleans through the one reader: an expression's "false" is off (Send Time Filter took it for on), its
+		// "true" on (Archived took it for off); unset is the default; anything else an error naming the parameter.
+		const readBoolean = (value: unknown, label: string, fallback: boolean) =>
+			booleanSetting(this.getNode(), value, {
+				label,
+				fallback,
+				description: `Set ${label} to true or false, or make its expression give true or false (or the text "true" or "false").`,
+			});
+		// Read once, here: the filter helpers check `archived === true`.
+		if ('archived' in filters)
+			filters.archived = readBoolean(filters.archived, 'Filters › Archived', false);
 		const lookbackMs = Math.max(0, Number(options.lookbackSeconds ?? 60) || 0) * 1000;
-		const sendTimeFilter = options.sendTimeFilter !== false;
+		const sendTimeFilter = readBoolean(options.sendTimeFilter, 'Options › Send Time Filter', true);
 		// Closed Task watches DONE tasks whatever the Status filter says.
 		const statuses = event === 'closedTask' ? ['DONE'] : undefined;
 		const matches = taskMatcher(filters, statuses);

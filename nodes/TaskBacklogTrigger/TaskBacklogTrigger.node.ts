@@ -11,7 +11,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { booleanSetting } from '../shared/booleans';
+import { asBoolean, booleanSetting } from '../shared/booleans';
 
 import { SIGNED, triggerProperties } from './description';
 import { acceptedEvents, eventKind, eventsOf } from './events';
@@ -73,7 +73,15 @@ export class TaskBacklogTrigger implements INodeType {
 			): Promise<INodeCredentialTestResult> {
 				const data = credential.data ?? {};
 				if (!String(data.secret ?? '')) return { status: 'Error', message: 'The Secret is empty' };
-				if (data.signatureCoversTimestamp === true && !String(data.timestampHeader ?? '').trim()) {
+				// The same reading as the trigger's (booleanSetting): "true" is on, unset off, anything else refused.
+				const coversTimestamp = asBoolean(data.signatureCoversTimestamp, false);
+				if (coversTimestamp === undefined) {
+					return {
+						status: 'Error',
+						message: `Signature Covers Timestamp is ${JSON.stringify(data.signatureCoversTimestamp)}: it must be true or false`,
+					};
+				}
+				if (coversTimestamp && !String(data.timestampHeader ?? '').trim()) {
 					return {
 						status: 'Error',
 						message: 'Signature Covers Timestamp needs a Timestamp Header',
@@ -138,7 +146,13 @@ export class TaskBacklogTrigger implements INodeType {
 				this.getResponseObject().status(401).json({ received: false, error: 'Unauthorized' });
 				return { noWebhookResponse: true };
 			}
-			if (verdict.signature && options.dropRepeats !== false) {
+			// An expression's "false" is off (`!== false` took it for on); neither true nor false fails visibly.
+			const dropRepeats = booleanSetting(this.getNode(), options.dropRepeats, {
+				label: 'Options › Drop Repeated Deliveries',
+				fallback: true,
+				description: 'Set Drop Repeated Deliveries under Options to true or false.',
+			});
+			if (verdict.signature && dropRepeats) {
 				const scope = `${this.getWorkflow().id ?? ''}/${this.getNode().id}`;
 				// The event's id, else its kind, task uid and stamps, else the signed bytes (see replay.ts).
 				const { key, byEvent } = replayKey(

@@ -1,6 +1,7 @@
-import type { IWebhookFunctions } from 'n8n-workflow';
+import type { INode, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
+import { booleanSetting } from '../shared/booleans';
 import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
 import {
 	DEFAULT_SECRET_HEADER,
@@ -10,6 +11,18 @@ import {
 } from '../shared/webhookHeaders';
 
 import type { VerificationMethod, VerificationSettings } from './verify';
+
+/**
+ * Signature Covers Timestamp (the credential's, or the node's own in version 1) through the one boolean reader: an
+ * expression's "true" is on (`=== true` took it for off), unset is off, anything else an error naming it.
+ */
+export function signatureCoversTimestamp(value: unknown, node: INode): boolean {
+	return booleanSetting(node, value, {
+		label: 'Signature Covers Timestamp',
+		fallback: false,
+		description: 'Set Signature Covers Timestamp to true or false.',
+	});
+}
 
 /** How requests are verified: from the Task Backlog Webhook credential, or from the node's legacy parameters. */
 export async function verificationSettings(
@@ -31,7 +44,10 @@ export async function verificationSettings(
 		timestampHeader:
 			method === 'hmacSha256' ? text('timestampHeader', DEFAULT_TIMESTAMP_HEADER).trim() : '',
 		replayWindowSeconds: Number(ctx.getNodeParameter('replayWindowSeconds', 300)) || 0,
-		signatureCoversTimestamp: read('signatureCoversTimestamp', false) === true,
+		signatureCoversTimestamp: signatureCoversTimestamp(
+			read('signatureCoversTimestamp', false),
+			ctx.getNode(),
+		),
 	};
 	// A configuration error is the workflow owner's to fix, so it fails the execution visibly instead of
 	// turning every request away without a trace.

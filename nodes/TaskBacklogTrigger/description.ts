@@ -172,8 +172,8 @@ export function triggerProperties(): INodeProperties[] {
 					type: 'boolean',
 					default: true,
 					description:
-						'Whether a signed request repeating an event already accepted within the replay window is acknowledged (200) without starting the workflow again, even re-signed or re-serialized. The same event has the same event ID, else the same kind, task uid and task updated_at, else the same signed bytes. Applies to HMAC-SHA256 Signature.',
-					hint: "A repeat is recognised by the top-level field id, event_id or eventId; without one, by the event kind and the task's uid, updated_at and internal_updated_at if sent (data.task, task or data); without those, by the signed bytes",
+						'Whether a signed request repeating an event already accepted within the replay window is acknowledged (200) without starting the workflow again, even re-signed or re-serialized. The same event has the same event ID, else the same kind, task uid and task updated_at (and comment uid), else the same signed bytes. Applies to HMAC-SHA256 Signature.',
+					hint: "A repeat is recognised by the top-level field id, event_id or eventId (unless it is the task's uid); without one, by the event kind and the task's uid, updated_at and internal_updated_at if sent (data.task, task, data or the payload itself), with the comment's uid if it is about one; without those, by the signed bytes",
 				},
 			],
 		},

@@ -11,12 +11,15 @@ import type { VerificationSettings } from './verify';
  * A delivery is keyed by the events it carries (replayKey), so that the same event re-sent with a new timestamp
  * and signature, or re-serialised (other key order, whitespace, a new `sentAt`), is still a repeat:
  * - by the event's own id (`id`, `event_id` or `eventId` at the top of the payload; the spec names none), with
- *   its kind; an `id` equal to the task's own uid or id is the task's, not the event's, and is not used;
+ *   its kind, whatever the payload's shape: a flat event (`{id, type, uid}`, the payload naming the task) as much as
+ *   a nested one; an `id` equal to the uid (or, nested, the id) of the task the event is about is the task's, not
+ *   the event's, and is not used;
  * - else by its kind, the task's uid and the task's `updated_at` (the task read from `data.task`, `task`, `data`
  *   or the payload itself): a task's next change has another `updated_at`, so it is another event. But a caller may
  *   write `updated_at` (spec 2.2), the same old value twice: so also by `internal_updated_at`, the service's own
  *   stamp of each write, where the event carries it, else by the task's content (all but the time metrics, which
- *   grow while it waits);
+ *   grow while it waits); and by the comment's uid where the event is about one (two comments on one task version
+ *   are two events);
  * - else (any of these missing, in any event of the request) by the signed bytes, as before: the HMAC, which
  *   covers the timestamp when the signature does. A distinct event is never taken for a repeat on a guess.
  * A request carrying several events (an array) is keyed by all of them, in any order.
@@ -53,32 +56,81 @@ function scalar(value: unknown): string | undefined {
 	return typeof value === 'string' && value.trim() !== '' ? value : undefined;
 }
 
-/** The task an event is about: the first of `data.task`, `task`, `data` and the payload that has a uid or id. */
-function taskOf(event: IDataObject): IDataObject | undefined {
-	for (const path of ['data.task', 'task', 'data']) {
+/** Where an event may carry the task it is about, first found first (the older API: `data.task`). */
+const TASK_PATHS = ['data.task', 'task', 'data'];
+
+/** What an event is about: the task (its object, for its stamps and content), its uid, and the ids that are its own. */
+interface About {
+	task: IDataObject;
+	uid: string;
+	/** Values a top-level id may have that name the task, not the event. */
+	taskIds: string[];
+}
+
+/**
+ * The task an event is about:
+ * - nested: the first of `data.task`, `task` and `data` that has a uid or id; both are the task's;
+ * - flat (the payload is the task, or names it): the payload; the task is named by its `uid`, else `task_uid`, and
+ *   then a top-level `id` is the event's own unless it is that uid. With neither, the `id` may only be the task's
+ *   (`{id, type, updated_at}`): taken as the task's, never the event's, so that two changes of one task are never
+ *   taken for one event.
+ */
+function aboutOf(event: IDataObject): About | undefined {
+	for (const path of TASK_PATHS) {
 		const candidate = valueAtPath(event, path);
 		if (candidate && typeof candidate === 'object' && !Array.isArray(candidate)) {
 			const task = candidate as IDataObject;
-			if (scalar(task.uid) ?? scalar(task.id)) return task;
+			const ids = [scalar(task.uid), scalar(task.id)].filter((id) => id !== undefined);
+			if (ids.length > 0) return { task, uid: ids[0], taskIds: ids };
 		}
 	}
-	return (scalar(event.uid) ?? scalar(event.id)) ? event : undefined;
+	const uid = scalar(event.uid) ?? scalar(event.task_uid) ?? scalar(event.id);
+	return uid === undefined ? undefined : { task: event, uid, taskIds: [uid] };
 }
 
-/** What makes an event the same event however it is serialised or stamped (see above); undefined when unknown. */
+/**
+ * The comment an event is about, where it names one: its uid (`data.comment`, `comment`, or `comment_uid`), else
+ * the digest of the comment's content. Two comments on one task version are two events.
+ */
+function commentOf(event: IDataObject): string | undefined {
+	for (const path of ['data.comment', 'comment']) {
+		const comment = valueAtPath(event, path);
+		if (comment && typeof comment === 'object' && !Array.isArray(comment)) {
+			const record = comment as IDataObject;
+			const uid = scalar(record.uid) ?? scalar(record.id);
+			return uid !== undefined ? `uid:${uid}` : `content:${contentDigest(record)}`;
+		}
+	}
+	const uid = scalar(valueAtPath(event, 'data.comment_uid')) ?? scalar(event.comment_uid);
+	return uid === undefined ? undefined : `uid:${uid}`;
+}
+
+/**
+ * What makes an event the same event however it is serialised or stamped (see above); undefined when unknown:
+ * its own id whatever the payload's shape, else its kind, the task's uid, `updated_at` and `internal_updated_at`
+ * (else the task's content) and the comment's uid where it names one.
+ */
 export function eventIdentity(event: IDataObject, eventField: string): string | undefined {
 	const kind = eventKind(event, eventField);
-	const task = taskOf(event);
-	const taskIds = [scalar(task?.uid), scalar(task?.id)].filter((id) => id !== undefined);
+	const about = aboutOf(event);
 	const id = EVENT_ID_FIELDS.map((field) => scalar(event[field])).find(
-		(value) => value !== undefined && !taskIds.includes(value),
+		(value) => value !== undefined && !about?.taskIds.includes(value),
 	);
 	if (id !== undefined) return JSON.stringify(['id', kind ?? null, id]);
-	const uid = scalar(task?.uid) ?? scalar(task?.id);
-	const updatedAt = scalar(task?.updated_at) ?? scalar(task?.updatedAt);
-	if (kind === undefined || uid === undefined || updatedAt === undefined) return undefined;
-	const internal = scalar(task?.internal_updated_at);
-	return JSON.stringify(['task', kind, uid, updatedAt, internal ?? contentDigest(task!)]);
+	if (about === undefined || kind === undefined) return undefined;
+	const { task, uid } = about;
+	const updatedAt = scalar(task.updated_at) ?? scalar(task.updatedAt);
+	if (updatedAt === undefined) return undefined;
+	const internal = scalar(task.internal_updated_at);
+	const comment = commentOf(event);
+	return JSON.stringify([
+		'task',
+		kind,
+		uid,
+		updatedAt,
+		internal ?? contentDigest(task),
+		...(comment === undefined ? [] : [comment]),
+	]);
 }
 
 /** Task fields that grow with time alone (spec 2.2's time metrics): a redelivery may carry newer values. */

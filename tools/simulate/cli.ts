@@ -1,0 +1,140 @@
+/* eslint-disable @n8n/community-nodes/no-restricted-globals -- tool code, never ships */
+// `npm run simulate -- --seeds N --start S`: runs N seeds of the seeded simulation (test/simulation/harness.ts) from
+// seed S, prints one line per failing seed with the command that replays it, and a summary. Exit code 1 when a seed
+// failed. The harness lives beside the tests (it runs the node through n8n-core like them); this tool is its
+// command line, and the one tool that imports from test/.
+//
+// Replay: a seed replays the same workload and the same faults (each a function of the seed and of what a request or
+// item holds). The executions run over real HTTP on 127.0.0.1 on the real clock, so how they interleave, and so which
+// requests they share, may differ from one run to the next: a failure found once may need a few runs to show again.
+import { Arg, fail, readArgs, type FlagKind } from '../cli/args';
+import { startSimulator } from '../simulator/simulator';
+import { CI_FAMILIES, KNOWN_FAILING_FAMILIES } from '../../test/simulation/families';
+import type { SeedResult } from '../../test/simulation/harness';
+import { runSeed } from '../../test/simulation/harness';
+import { describeWorkload, FAMILIES, type Family } from '../../test/simulation/workload';
+
+const USAGE = `Usage: npm run simulate -- [options]
+  --seeds N           seeds to run (default 100)
+  --start S           first seed (default 1)
+  --max-execs K       executions per seed at most, 1 to 300 (default 60)
+  --max-items N       items per execution at most, 1 to 200 (default 20)
+  --all-faults        draw from every fault family, the known-failing ones too (default: the CI families)
+  --families A,B      draw from these families only (${FAMILIES.length} in all: --list-families)
+  --list-families     print the families and which are known to fail, and exit
+  --verbose           print every seed's line, and each failing seed's workload
+  --stop              stop at the first failing seed
+`;
+
+const FLAGS: Record<string, FlagKind> = {
+	'--seeds': 'value',
+	'--start': 'value',
+	'--max-execs': 'value',
+	'--max-items': 'value',
+	'--all-faults': 'switch',
+	'--families': 'value',
+	'--list-families': 'switch',
+	'--verbose': 'switch',
+	'--stop': 'switch',
+};
+
+interface Options {
+	seeds: number;
+	start: number;
+	maxExecs: number;
+	maxItems: number;
+	families: Family[];
+	/** The flags that chose the families, repeated in the replay command. */
+	familyFlags: string;
+	verbose: boolean;
+	stop: boolean;
+}
+
+function parse(argv: string[]): Options {
+	const options: Options = {
+		seeds: 100,
+		start: 1,
+		maxExecs: 60,
+		maxItems: 20,
+		families: CI_FAMILIES,
+		familyFlags: '',
+		verbose: false,
+		stop: false,
+	};
+	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg: Arg) => {
+		if (arg.flag === '--seeds') options.seeds = arg.int(1, 10_000_000);
+		else if (arg.flag === '--start') options.start = arg.int(0, 2 ** 32 - 1);
+		else if (arg.flag === '--max-execs') options.maxExecs = arg.int(1, 300);
+		else if (arg.flag === '--max-items') options.maxItems = arg.int(1, 200);
+		else if (arg.flag === '--all-faults') {
+			options.families = [...FAMILIES];
+			options.familyFlags = ' --all-faults';
+		} else if (arg.flag === '--families') {
+			const names = arg.list();
+			const unknown = names.filter((name) => !(FAMILIES as readonly string[]).includes(name));
+			if (unknown.length) fail(`Unknown families: ${unknown.join(', ')}`, USAGE);
+			options.families = names as Family[];
+			options.familyFlags = ` --families ${names.join(',')}`;
+		} else if (arg.flag === '--list-families') {
+			for (const family of FAMILIES)
+				process.stdout.write(
+					`${family.padEnd(44)} ${KNOWN_FAILING_FAMILIES[family] ? `KNOWN FAILING: ${KNOWN_FAILING_FAMILIES[family]}` : 'in CI'}\n`,
+				);
+			process.exit(0);
+		} else if (arg.flag === '--verbose') options.verbose = true;
+		else if (arg.flag === '--stop') options.stop = true;
+	});
+	return options;
+}
+
+function replay(options: Options, seed: number): string {
+	const execs = options.maxExecs === 60 ? '' : ` --max-execs ${options.maxExecs}`;
+	const items = options.maxItems === 20 ? '' : ` --max-items ${options.maxItems}`;
+	return `npm run simulate -- --seeds 1 --start ${seed}${execs}${items}${options.familyFlags}`;
+}
+
+async function main() {
+	const options = parse(process.argv.slice(2));
+	const sim = await startSimulator({ tokens: [] });
+	const started = Date.now();
+	const failed: SeedResult[] = [];
+	let passed = 0;
+	try {
+		for (let seed = options.start; seed < options.start + options.seeds; seed++) {
+			const result = await runSeed(sim, seed, options);
+			const line = `seed ${seed}: ${result.execs} execution(s), ${result.items} item(s), ${result.requests} request(s), ${(result.ms / 1000).toFixed(1)} s`;
+			if (result.failures.length === 0) {
+				passed++;
+				if (options.verbose) process.stdout.write(`${line}: ok\n`);
+				continue;
+			}
+			failed.push(result);
+			const kinds = [...new Set(result.failures.map((failure) => failure.invariant))].join(', ');
+			process.stdout.write(`${line}: FAILED (${kinds})\n  replay: ${replay(options, seed)}\n`);
+			for (const failure of result.failures.slice(0, 12))
+				process.stdout.write(
+					`  [${failure.invariant}]${failure.exec !== undefined ? ` exec ${failure.exec}:` : ''} ${failure.message}\n`,
+				);
+			if (result.failures.length > 12)
+				process.stdout.write(`  ... and ${result.failures.length - 12} more\n`);
+			if (options.verbose)
+				process.stdout.write(`${describeWorkload(result.workload).join('\n')}\n`);
+			if (options.stop) break;
+		}
+	} finally {
+		await sim.stop();
+	}
+	const seconds = ((Date.now() - started) / 1000).toFixed(1);
+	process.stdout.write(
+		`\n${passed + failed.length} seed(s) in ${seconds} s: ${passed} found nothing, ${failed.length} failed` +
+			`${failed.length ? ` (${failed.map((result) => result.seed).join(', ')})` : ''}\n` +
+			`families: ${options.families.length === FAMILIES.length ? 'all' : options.families.join(', ')}\n`,
+	);
+	// Executions given up on (a hang) may still hold timers: exit rather than wait for them.
+	process.exit(failed.length ? 1 : 0);
+}
+
+main().catch((error: unknown) => {
+	process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
+	process.exit(2);
+});

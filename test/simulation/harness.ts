@@ -44,6 +44,8 @@ export interface SeedResult {
 	execs: number;
 	items: number;
 	requests: number;
+	/** Of those, the requests that carried several executions' tasks. */
+	sharedRequests: number;
 	ms: number;
 	failures: Failure[];
 	workload: Workload;
@@ -83,9 +85,16 @@ interface PhaseState {
 	failures: Map<string, number>;
 	/** Times a request of this content came. */
 	seen: Map<string, number>;
+	/** Requests that carried the tasks of several executions. */
+	sharedRequests: number;
 }
 
-const newPhase = (): PhaseState => ({ sends: new Map(), failures: new Map(), seen: new Map() });
+const newPhase = (): PhaseState => ({
+	sends: new Map(),
+	failures: new Map(),
+	seen: new Map(),
+	sharedRequests: 0,
+});
 
 /** The message a fault answers with: quoting the item's value, its number, its short value, or nothing. */
 function faultMessage(item: ItemPlan, status: number): string {
@@ -132,6 +141,7 @@ function interceptor(
 			const item = byUid.get(uid.toLowerCase());
 			if (item) owners.add(workload.execs[item.exec]);
 		}
+		if (owners.size > 1) phase.sharedRequests++;
 		const delayMs =
 			shared && has('request-latency')
 				? Math.floor(hashUnit(workload.seed, 'latency', key, seen) * 30)
@@ -524,6 +534,17 @@ export async function runSeed(
 	const tokens = [SHARED_TOKEN, ...workload.execs.map((e) => aloneToken(e.exec))];
 
 	// Shared phase: every execution on one credential, at its start time.
+	const sharedPhase = newPhase();
+	const finish = (requestCount: number): SeedResult => ({
+		seed,
+		execs: workload.execs.length,
+		items: byUid.size,
+		requests: requestCount,
+		sharedRequests: sharedPhase.sharedRequests,
+		ms: Date.now() - started,
+		failures,
+		workload,
+	});
 	resetCallers();
 	limitersUsed.clear();
 	sim.reset();
@@ -533,7 +554,7 @@ export async function runSeed(
 		windowMs: workload.windowMs,
 		retryAfterOnLimit: false,
 		faults: undefined,
-		intercept: interceptor(workload, byUid, newPhase(), true),
+		intercept: interceptor(workload, byUid, sharedPhase, true),
 	});
 	seedReads(sim, workload);
 	const timeout = options.seedTimeoutMs ?? 90_000;
@@ -551,15 +572,7 @@ export async function runSeed(
 			invariant: 'hang',
 			message: `the executions had not all ended after ${timeout} ms`,
 		});
-		return {
-			seed,
-			execs: workload.execs.length,
-			items: byUid.size,
-			requests: sim.requests.length,
-			ms: Date.now() - started,
-			failures,
-			workload,
-		};
+		return finish(sim.requests.length);
 	}
 	await quiet(sim);
 	const limiters = limitersUsed.size;
@@ -585,15 +598,7 @@ export async function runSeed(
 			invariant: 'hang',
 			message: `alone, the executions had not all ended after ${timeout} ms`,
 		});
-		return {
-			seed,
-			execs: workload.execs.length,
-			items: byUid.size,
-			requests: requests.length,
-			ms: Date.now() - started,
-			failures,
-			workload,
-		};
+		return finish(requests.length);
 	}
 
 	// 1. Outcomes: shared as alone (within what the execution's own faults leave open), and alone as its faults say.
@@ -613,11 +618,25 @@ export async function runSeed(
 	failures.push(...checkStore(workload, shared, tasks, byUid));
 	// 4. The server's window count: a 429 of its own (not a fault we injected) means it counted past the limit.
 	const windowRefusals = requests.filter((request) => request.status === 429 && !request.fault);
-	if (windowRefusals.length)
+	if (windowRefusals.length) {
+		// What the refused request's last window held: which faults came before it (a hint at the cause).
+		const refused = windowRefusals[0];
+		const within = requests.filter(
+			(request) => request.at > refused.at - workload.windowMs && request.at <= refused.at,
+		);
+		const faults = new Map<string, number>();
+		for (const request of within)
+			if (request.fault) faults.set(request.fault, (faults.get(request.fault) ?? 0) + 1);
+		const cancelled = workload.execs.filter((e) => shared[e.exec].cancelled).length;
 		failures.push({
 			invariant: 'window',
-			message: `${windowRefusals.length} request(s) refused by the server's window (limit ${workload.limit} per ${workload.windowMs} ms)`,
+			message:
+				`${windowRefusals.length} request(s) refused by the server's window (limit ${workload.limit} per ${workload.windowMs} ms); ` +
+				`the ${within.length} requests of the ${workload.windowMs} ms before the first: ` +
+				`${[...faults].map(([fault, count]) => `${count} ${fault}`).join(', ') || 'no fault'}; ` +
+				`${cancelled} execution(s) cancelled in the seed`,
 		});
+	}
 	// 5. One limiter for the one token of the shared phase.
 	if (limiters > 1)
 		failures.push({
@@ -625,13 +644,5 @@ export async function runSeed(
 			message: `${limiters} rate limiters sent for one token`,
 		});
 
-	return {
-		seed,
-		execs: workload.execs.length,
-		items: byUid.size,
-		requests: requests.length,
-		ms: Date.now() - started,
-		failures,
-		workload,
-	};
+	return finish(requests.length);
 }

@@ -179,11 +179,16 @@ export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
 	const pick = <T>(values: readonly T[]): T => values[Math.floor(rng() * values.length)];
 	const int = (lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1));
 	const has = (family: Family) => options.families.includes(family);
-	const itemFamilies = ITEM_FAMILIES.filter(has);
+	// A seed draws its item faults from one to three families, so that faults alike meet in one request.
+	const itemFamilies = ITEM_FAMILIES.filter(has)
+		.map((family) => ({ family, order: rng() }))
+		.sort((a, b) => a.order - b.order)
+		.slice(0, 1 + Math.floor(rng() * 3))
+		.map(({ family }) => family);
 
 	// Mostly small seeds, some large: K skewed towards 1..maxExecs/3.
 	const k = 1 + Math.floor(rng() ** 1.7 * options.maxExecs);
-	const itemFaultRate = itemFamilies.length ? pick([0, 0.02, 0.05, 0.1, 0.2]) : 0;
+	const itemFaultRate = itemFamilies.length ? pick([0, 0.05, 0.1, 0.2, 0.3]) : 0;
 	const sameMaxAttempts = int(2, 5);
 	const workload: Workload = {
 		seed,

@@ -63,6 +63,19 @@ async function writePrepared(
  * (Sync Backlog) pairs its own output items, since a row of its output may stand for several input items or none.
  */
 export async function route(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const client = new BacklogClient(this, retryPolicy(this));
+	try {
+		return await routeWith.call(this, client);
+	} finally {
+		// The execution is over: its hold on the token's rate limiter ends (a request still under way keeps it busy).
+		client.done();
+	}
+}
+
+async function routeWith(
+	this: IExecuteFunctions,
+	client: BacklogClient,
+): Promise<INodeExecutionData[][]> {
 	const itemIndexes = this.getInputData().map((_, index) => index);
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operationName = this.getNodeParameter('operation', 0) as string;
@@ -73,7 +86,6 @@ export async function route(this: IExecuteFunctions): Promise<INodeExecutionData
 			`The operation "${operationName}" of "${resource}" is not known`,
 		);
 	}
-	const client = new BacklogClient(this, retryPolicy(this));
 	client.prepare();
 
 	if ('wholeInput' in operation) {

@@ -4,13 +4,15 @@ import { now } from '../clock';
  * The one place that remembers anything between executions in this process: per caller, what the transport and the
  * task layers learnt or share (rate limiter, shared lanes, tasks written lately, the batch size and uids per read the
  * server accepts, tasks known to exist, the page sizes of its two listings). A caller is the key a module gives: the hash of the base URL, the token and
- * the headers that say who calls (BacklogClient.callerKey), or of the base URL and token alone for what the server
- * counts per token (the rate limiter). Nothing here holds a token.
+ * the headers that say who calls (BacklogClient.callerKey), or of the token alone for what the server counts per token
+ * (the rate limiter, whatever the Base URL). Tokens are taken as sent (trimmed). Nothing here holds a token.
  *
  * Bounded: at most MAX_CALLERS entries, the least recently used dropped first, and an entry unused for IDLE_MS dropped
- * at the next access. An entry whose parts are busy (a request under way, entries waiting in a lane) is never dropped:
- * executions holding it would otherwise go on with a copy that new executions no longer see (two limiters for one
- * token would send twice the rate). Past the cap while every entry is busy, the registry grows until they are not.
+ * at the next access. An entry whose parts are busy (held by an execution, as the limiter is from when it is handed to
+ * one until the execution ends; a request under way; entries waiting in a lane) is never dropped, whatever the cap or
+ * the time since its last use: executions holding it would otherwise go on with a copy that new executions no longer
+ * see (two limiters for one token would send twice the rate). Past the cap while every entry is busy, the registry
+ * grows until they are not.
  */
 
 /** Callers kept at most (the least recently used idle one is dropped first). */
@@ -19,7 +21,7 @@ export const MAX_CALLERS = 1000;
 /** A caller unused this long is forgotten (its next execution starts afresh, as after a restart). */
 export const IDLE_MS = 15 * 60_000;
 
-/** A part of a caller's state that may be busy: it is not dropped then (see the registry's comment). */
+/** A part of a caller's state that may be busy (held or in use): it is not dropped then (see the registry's comment). */
 export interface CallerPart {
 	busy?(): boolean;
 }

@@ -20,7 +20,7 @@ import {
 	redirectError,
 	retryLaterError,
 } from './errors';
-import type { RateLimiter } from './rateLimiter';
+import type { LimiterHold, RateLimiter } from './rateLimiter';
 import type { RetryPolicy } from './retryPolicy';
 import { DEFAULT_RETRY_POLICY } from './retryPolicy';
 import { limiterFor } from './rateLimiter';
@@ -32,6 +32,7 @@ import {
 	isSecureEnough,
 	normalizeBaseUrl,
 	redactor,
+	tokenAsSent,
 	userInfoError,
 	withoutUserInfo,
 } from './credential';
@@ -84,6 +85,8 @@ interface Connection {
 	baseUrl: string;
 	headers: IDataObject;
 	limiter: RateLimiter;
+	/** This execution's hold on the limiter, from when it connects (before its first request) until done(). */
+	hold: LimiterHold;
 	/** Replaces the token wherever it might surface in a message or an answer. */
 	redact: Redactor;
 }
@@ -132,7 +135,10 @@ export class BacklogClient {
 		if (credentials.account) headers['service-account'] = String(credentials.account);
 		if (credentials.versioning) headers['service-versioning'] = String(credentials.versioning);
 		if (credentials.actingUserUid) headers['service-user'] = String(credentials.actingUserUid);
-		const key = createHash('sha256').update(`${baseUrl}\n${token}`).digest('hex');
+		// Per-token keys are made of the token as sent, as the limiter's is: one caller however the token was saved.
+		const key = createHash('sha256')
+			.update(`${baseUrl}\n${tokenAsSent(token)}`)
+			.digest('hex');
 		const limit = credentialNumber(
 			this.ctx.getNode(),
 			credentials.requestsPerMinute,
@@ -154,13 +160,15 @@ export class BacklogClient {
 		const callerKey = createHash('sha256')
 			.update(`${key}\n${JSON.stringify(headers)}`)
 			.digest('hex');
+		const hold = limiterFor(token, limit, windowMs);
 		const { id, name } = this.ctx.getNode().credentials?.[CREDENTIAL_TYPE] ?? {};
 		return {
 			credentials: { id: id ?? '', name: name ?? '', type: CREDENTIAL_TYPE, data: credentials },
 			callerKey,
 			baseUrl,
 			headers,
-			limiter: limiterFor(key, limit, windowMs),
+			limiter: hold.limiter,
+			hold,
 			redact,
 		};
 	}
@@ -171,6 +179,17 @@ export class BacklogClient {
 	 */
 	prepare(): void {
 		this.connected().catch(() => undefined);
+	}
+
+	/**
+	 * The execution is over: it no longer holds the token's limiter, which the process may then forget once idle
+	 * (callers/registry.ts). Call it when the client's last request has finished.
+	 */
+	done(): void {
+		void this.connection?.then(
+			(connection) => connection.hold.release(),
+			() => undefined,
+		);
 	}
 
 	/** The connection, made on first use (one per client). */

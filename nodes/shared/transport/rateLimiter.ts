@@ -1,7 +1,9 @@
+import { createHash } from 'crypto';
 import { sleep } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import { now as clock } from '../clock';
+import { tokenAsSent } from './credential';
 import type { RetryPolicy } from './retryPolicy';
 
 /**
@@ -105,7 +107,17 @@ const countedUntil = (slot: Slot, now: number) =>
 			: slot.sentAt + UNDER_WAY_MS;
 
 /**
- * Client-side rate limit for one base URL and token in one process, adaptive (AIMD).
+ * An execution's hold on its token's limiter (limiterFor): while any is held, the registry keeps the limiter, so every
+ * execution on the token gets this one. Opaque: it holds nothing of the execution.
+ */
+export interface LimiterHold {
+	readonly limiter: RateLimiter;
+	/** The execution has ended: it no longer holds the limiter. Again: nothing. */
+	release(): void;
+}
+
+/**
+ * Client-side rate limit for one token in one process, adaptive (AIMD).
  *
  * At most `rate` requests reach the server in any window of `windowMs`: a request counts from when it leaves until
  * `windowMs` after it has finished (the server counted it at some moment in between), so however late a request
@@ -176,6 +188,13 @@ export class RateLimiter {
 	/** The last cut went to the floor: the rate grows back by doubling (see rateAt). */
 	private fromFloor = false;
 
+	/**
+	 * The holds of the executions using the limiter (hold), weakly: the execution's client keeps its hold, and one
+	 * never released (a caller that does not say when its execution ends) lapses once nothing can reach it, when
+	 * nothing can send through it either.
+	 */
+	private readonly holds = new Set<WeakRef<LimiterHold>>();
+
 	/** When the bucket of `burst` requests is full again (GCRA's theoretical arrival time). */
 	private paceAt = -Infinity;
 
@@ -234,15 +253,36 @@ export class RateLimiter {
 	}
 
 	/**
-	 * Whether the limiter still holds anything the server may count or asked for: a request in the window (or under
-	 * way), or a pause. Until then it is not forgotten (callers/registry.ts): a new one would send a second window's worth.
+	 * Whether the limiter is in use: an execution holds it (from when it was handed over, before its first request, to
+	 * the execution's end), or it still has anything the server may count or asked for: a request in the window (or under
+	 * way), or a pause. Until then it is not forgotten (callers/registry.ts), whatever the registry's cap and however
+	 * long ago it was handed over: a new one would send a second window's worth.
 	 */
 	busy(): boolean {
 		const at = clock();
 		return (
+			this.held() ||
 			at < Math.max(this.blockedUntil, this.heldUntil) ||
 			this.slots.some((slot) => countedUntil(slot, at) > at - this.windowMs)
 		);
+	}
+
+	/** A hold for one execution (see holds): it keeps the limiter until released. */
+	hold(): LimiterHold {
+		const holds = this.holds;
+		const hold: LimiterHold = {
+			limiter: this,
+			release() {
+				for (const ref of holds) if (ref.deref() === hold) holds.delete(ref);
+			},
+		};
+		holds.add(new WeakRef(hold));
+		return hold;
+	}
+
+	private held(): boolean {
+		for (const ref of this.holds) if (ref.deref() === undefined) this.holds.delete(ref);
+		return this.holds.size > 0;
 	}
 
 	/** Requests per window this process sends at most now (the configured limit until the server answers 429). */
@@ -445,17 +485,23 @@ export class RateLimiter {
 }
 
 /**
- * One limiter per base URL and token (the key is a hash: the token itself is never kept here), whatever the limit and
- * window: the server counts the token's requests in one window, and two limiters on it would send twice the rate.
- * Credentials that differ only in those share the limiter, at the tightest of them (RateLimiter.configure). Kept with
- * the rest of what the process remembers per caller (callers/registry.ts), under the token's key.
+ * The token's limiter, held for one execution until its hold is released (at the execution's end). One per token as it
+ * is sent (tokenAsSent: trimmed, as every per-token key), whatever the Base URL, limit and window: the server counts
+ * the token's requests in one window, and two limiters on it would send twice the rate; one service may be reached by
+ * several names (127.0.0.1, LocalHost). Credentials that differ only in those share the limiter, at the tightest of
+ * them (RateLimiter.configure). Kept with the rest of what the process remembers per caller (callers/registry.ts),
+ * under a hash of the token (the token itself is never kept). Made and held at once: no other caller's touch comes
+ * between.
  */
-export function limiterFor(key: string, limit: number, windowMs: number): RateLimiter {
+export function limiterFor(token: string, limit: number, windowMs: number): LimiterHold {
+	const key = createHash('sha256')
+		.update(`limiter\n${tokenAsSent(token)}`)
+		.digest('hex');
 	let made = false;
 	const limiter = callerState(key).part('limiter', () => {
 		made = true;
 		return new RateLimiter(limit, windowMs);
 	});
 	if (!made) limiter.configure(limit, windowMs);
-	return limiter;
+	return limiter.hold();
 }

@@ -78,6 +78,11 @@ interface Slot {
 	paceBefore: number;
 	/** The request has finished (answered or failed): the server can no longer count it later than `at`. */
 	finished: boolean;
+	/**
+	 * The latest time the server may count it, finished or not: a Retry-After said the window that counts it ends a
+	 * window after this (pauseUntil). Infinity until then.
+	 */
+	countedBy: number;
 }
 
 /**
@@ -97,14 +102,17 @@ export const CONFIGURATION_KEPT_MS = 10 * 60_000;
 
 /**
  * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
- * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped.
+ * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped. A Retry-After bounds both (countedBy).
  */
 const countedUntil = (slot: Slot, now: number) =>
-	slot.finished
-		? slot.at
-		: now < slot.sentAt + UNDER_WAY_MS
-			? Infinity
-			: slot.sentAt + UNDER_WAY_MS;
+	Math.min(
+		slot.countedBy,
+		slot.finished
+			? slot.at
+			: now < slot.sentAt + UNDER_WAY_MS
+				? Infinity
+				: slot.sentAt + UNDER_WAY_MS,
+	);
 
 /**
  * An execution's hold on its token's limiter (limiterFor): while any is held, the registry keeps the limiter, so every
@@ -123,10 +131,10 @@ export interface LimiterHold {
  * `windowMs` after it has finished (the server counted it at some moment in between), so however late a request
  * reaches the server, and however long it takes, the server never sees more than `rate` in its window; no margin on
  * the window is needed (the server's window is counted as configured). Two exceptions, both the server's word or
- * beyond the transport's: after a Retry-After the requests sent before it no longer count (pauseUntil), and a request
- * under way for longer than UNDER_WAY_MS is taken as counted by then. The rate starts at the configured limit and
- * stays there as long as the server never answers 429, so one process alone behaves as a plain limiter at the
- * configured rate.
+ * beyond the transport's: after a Retry-After the requests sent before it, finished or still under way, no longer
+ * count (pauseUntil), and a request under way for longer than UNDER_WAY_MS is taken as counted by then. The rate
+ * starts at the configured limit and stays there as long as the server never answers 429, so one process alone
+ * behaves as a plain limiter at the configured rate.
  * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
  * server's answers instead:
  * - a 429 cuts the rate to DECREASE × what this process sent in the last window (once per window: the 429s of one
@@ -329,7 +337,14 @@ export class RateLimiter {
 		const spacing = this.windowMs / rate;
 		const step = rate >= this.limit ? spacing : spacing * (1 - JITTER + Math.random() * 2 * JITTER);
 		at = Math.max(at, this.paceAt - (Math.min(this.burst, rate) - 1) * spacing);
-		const slot: Slot = { at, sentAt: at, waiting: true, paceBefore: this.paceAt, finished: false };
+		const slot: Slot = {
+			at,
+			sentAt: at,
+			waiting: true,
+			paceBefore: this.paceAt,
+			finished: false,
+			countedBy: Infinity,
+		};
 		this.paceAt = Math.max(this.paceAt, at) + step;
 		this.slots.push(slot);
 		return slot;
@@ -402,13 +417,18 @@ export class RateLimiter {
 
 	/**
 	 * A 429: multiplicative decrease, at most once per window. With a Retry-After (`serverSaid`) the server says when to
-	 * come back (pauseUntil), so nothing is held back on a guess, and a Retry-After too long to wait for holds nobody.
+	 * come back (pauseUntil), and that is all it changes: a cut would hold requests back after the pause (one early
+	 * 429 cut to the floor, which takes windows to grow back, held the tenth of ten one-request executions 50 s for a
+	 * Retry-After of 1 s); processes sharing the token each wait for the window the server names instead of finding
+	 * their shares. A Retry-After too long to wait for holds nobody.
 	 */
 	private throttled(sentAt: number, serverSaid: boolean) {
+		if (serverSaid) return;
 		const now = clock();
-		const inWindow = this.slots.filter((slot) => !slot.waiting && slot.at > now - this.windowMs);
+		const inWindow = this.slots.filter(
+			(slot) => !slot.waiting && Math.min(slot.at, slot.countedBy) > now - this.windowMs,
+		);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
-			if (serverSaid) return;
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
 			// a retry delay (this process came late into a window others had filled). Hold every request back until what
 			// this process sent in the window has left it: the server's window, which began before, has ended by then.
@@ -438,8 +458,9 @@ export class RateLimiter {
 	 * time was reserved before: the reservations still waiting are taken back (the bucket with them), and their callers
 	 * reserve again, in the order they came, behind the pause and at the rate the 429 left, so they neither reach the
 	 * server during the pause nor fill the window after it ahead of a request reserved at once after the 429 (the one
-	 * retried). With `serverSaid` (the wait came from its Retry-After), the requests sent so far no longer hold later
-	 * ones back after `until`: the server has said its window is over by then. `until` is on the clock of clock.ts.
+	 * retried). With `serverSaid` (the wait came from its Retry-After), the requests sent so far, those still under way
+	 * too, no longer hold later ones back after `until`: the server has said its window is over by then, so one that
+	 * finishes later is not counted for a window after it finishes. `until` is on the clock of clock.ts.
 	 */
 	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);
@@ -455,7 +476,7 @@ export class RateLimiter {
 		}
 		if (!serverSaid) return;
 		this.heldUntil = Math.min(this.heldUntil, until);
-		for (const slot of this.slots) slot.at = Math.min(slot.at, until - this.windowMs);
+		for (const slot of this.slots) slot.countedBy = Math.min(slot.countedBy, until - this.windowMs);
 	}
 
 	/**

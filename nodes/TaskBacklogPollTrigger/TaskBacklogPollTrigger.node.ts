@@ -225,7 +225,9 @@ export class TaskBacklogPollTrigger implements INodeType {
 					SAMPLE_MAX_ITEMS,
 				);
 				const sample = recent(event, tasks, matches);
-				if (sample.length > 0) return [this.helpers.returnJsonArray(sample)];
+				// The service may echo the token in any answer: the output never carries it.
+				if (sample.length > 0)
+					return [this.helpers.returnJsonArray(await client.redactOutput(sample))];
 			}
 			return null;
 		}
@@ -315,7 +317,8 @@ export class TaskBacklogPollTrigger implements INodeType {
 			}
 			if (decided) next.stamps = decided;
 			staticData.state = next as unknown as IDataObject;
-			if (emit.length > 0 && !pass.baseline) return [this.helpers.returnJsonArray(emit)];
+			if (emit.length > 0 && !pass.baseline)
+				return [this.helpers.returnJsonArray(await client.redactOutput(emit))];
 			carryOver(key, resumed.from, next);
 			return null;
 		} finally {

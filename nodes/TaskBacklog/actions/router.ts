@@ -89,7 +89,8 @@ async function routeWith(
 	client.prepare();
 
 	if ('wholeInput' in operation) {
-		return [await operation.execute.call(this, client, itemIndexes)];
+		// The service may echo the token in any answer: the output never carries it (client.redactOutput).
+		return [await client.redactOutput(await operation.execute.call(this, client, itemIndexes))];
 	}
 
 	const output: INodeExecutionData[] = [];
@@ -122,7 +123,7 @@ async function routeWith(
 					: { json: result, pairedItem: { item: itemIndex } },
 			),
 		);
-		return [output];
+		return [await client.redactOutput(output)];
 	}
 
 	for (const itemIndex of itemIndexes) {
@@ -134,5 +135,5 @@ async function routeWith(
 			output.push(errorItem(error as Error, itemIndex));
 		}
 	}
-	return [output];
+	return [await client.redactOutput(output)];
 }

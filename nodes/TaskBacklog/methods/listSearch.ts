@@ -13,7 +13,10 @@ export async function searchTasks(
 	const qs: IDataObject = { limit: 50 };
 	if (filter) qs.search = filter;
 	if (paginationToken) qs.cursor = paginationToken;
-	const page = await client.request<Page>({ method: 'GET', path: '/tasks', qs });
+	// The titles are shown in the editor: never with the token, should the service echo it.
+	const page = await client.redactOutput(
+		await client.request<Page>({ method: 'GET', path: '/tasks', qs }),
+	);
 	return {
 		results: (page.items ?? []).map((task) => {
 			const fields = (task.fields ?? {}) as IDataObject;

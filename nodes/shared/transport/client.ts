@@ -197,6 +197,16 @@ export class BacklogClient {
 		return (this.connection ??= this.connect());
 	}
 
+	/**
+	 * What the node outputs, with every form of the token replaced: a success can echo it too. Applied to the output
+	 * rather than to each answer, so that what the node compares and writes back is what the service holds. Returned
+	 * as is when the credential could not be loaded (nothing was sent).
+	 */
+	async redactOutput<T>(value: T): Promise<T> {
+		const connection = await this.connected().catch(() => undefined);
+		return connection ? (redactAnswer(value, connection.redact) as T) : value;
+	}
+
 	/** Which service and caller this client talks to as (see Connection.callerKey): requests of one key may be shared. */
 	async callerKey(): Promise<string> {
 		return (await this.connected()).callerKey;
@@ -275,8 +285,7 @@ export class BacklogClient {
 			release(response.statusCode, hinted);
 
 			const status = response.statusCode;
-			// A success can echo the token too (the README promises it never reaches the node's output).
-			if (status >= 200 && status < 300) return redactAnswer(response.body, redact) as T;
+			if (status >= 200 && status < 300) return response.body as T;
 			if (status >= 300 && status < 400) {
 				const location = locationOf(response.headers as IDataObject);
 				throw redirectError(node, status, location, { ...request, baseUrl }, redact);

@@ -15,6 +15,7 @@ import { resetCallers } from '../../nodes/shared/callers/registry';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { byId, runBacklog, TOKEN, useSimulator } from '../helpers/backlog';
 import { runNode } from '../helpers/run-node';
+import { pollTrigger, serviceApi } from '../triggers/harness';
 import { startServer, type LocalServer } from '../helpers/servers';
 
 const UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
@@ -267,5 +268,17 @@ describe('against the simulator, with the token saved with a trailing newline', 
 			expect(JSON.stringify(run.json)).toContain('Authorization: Bearer ***');
 			expect(JSON.stringify(run.json)).not.toContain(TOKEN);
 		}
+	});
+	it('a token saved with a trailing newline never appears in the items of the Poll Trigger, when a new task holds it', async () => {
+		const poller = pollTrigger(sim, saved, { event: 'newTask' });
+		expect(await poller.poll()).toBeNull();
+		const api = serviceApi(() => sim.url, TOKEN);
+		await api('POST', '/tasks', {
+			fields: { title: `from a log: Authorization: Bearer ${TOKEN}` },
+		});
+		const emitted = await poller.poll();
+		expect(emitted?.[0]).toHaveLength(1);
+		expect(JSON.stringify(emitted)).toContain('Authorization: Bearer ***');
+		expect(JSON.stringify(emitted)).not.toContain(TOKEN);
 	});
 });

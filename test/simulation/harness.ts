@@ -142,10 +142,12 @@ function interceptor(
 			if (item) owners.add(workload.execs[item.exec]);
 		}
 		if (owners.size > 1) phase.sharedRequests++;
-		const delayMs =
-			shared && has('request-latency')
-				? Math.floor(hashUnit(workload.seed, 'latency', key, seen) * 30)
-				: 0;
+		const delayMs = shared
+			? workload.latencyMs +
+				(has('request-latency')
+					? Math.floor(hashUnit(workload.seed, 'latency', key, seen) * 2 * workload.latencyMs)
+					: 0)
+			: 0;
 
 		// 1. Item faults: writes of tasks, and Get's single read.
 		const isWrite = ['PUT', 'PATCH', 'POST'].includes(req.method) && WRITE_PATH.test(req.path);

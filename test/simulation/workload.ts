@@ -129,6 +129,11 @@ export interface Workload {
 	/** The token's limit per window, at the server and in the credential. */
 	limit: number;
 	windowMs: number;
+	/**
+	 * Every request of the shared phase takes this long at the server, as over a real network: what other executions
+	 * ask for meanwhile waits for the next turn, so executions share requests (an in-process server answers at once).
+	 */
+	latencyMs: number;
 	/** Chance that a request gets a transient fault (within its budget). */
 	requestFaultRate: number;
 	execs: ExecPlan[];
@@ -195,6 +200,7 @@ export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
 		families: [...options.families],
 		limit: pick([40, 60, 100]),
 		windowMs: 1000,
+		latencyMs: pick([10, 30, 60, 100]),
 		requestFaultRate: REQUEST_FAMILIES.some(has) ? pick([0.05, 0.15, 0.3]) : 0,
 		execs: [],
 	};
@@ -212,7 +218,7 @@ export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
 			batchSize: pick([1, 2, 3, 5, 8, 10, 20, 100]),
 			continueOnFail: rng() < 0.6,
 			shareRequests: rng() < 0.9,
-			startAtMs: Math.floor(rng() ** 2 * 400),
+			startAtMs: Math.floor(rng() ** 2 * 300),
 			cancelAfterMs: has('cancel') && rng() < 0.15 ? int(0, 300) : undefined,
 			localhost: has('base-url-spelling') && rng() < 0.5,
 		};

@@ -323,6 +323,8 @@ export class TaskBacklogPollTrigger implements INodeType {
 			return null;
 		} finally {
 			endPoll(key, now);
+			// The poll is over: its hold on the token's rate limiter ends (a manual run's lapses with its client).
+			client.done();
 		}
 	}
 }

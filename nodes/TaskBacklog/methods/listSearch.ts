@@ -13,10 +13,16 @@ export async function searchTasks(
 	const qs: IDataObject = { limit: 50 };
 	if (filter) qs.search = filter;
 	if (paginationToken) qs.cursor = paginationToken;
-	// The titles are shown in the editor: never with the token, should the service echo it.
-	const page = await client.redactOutput(
-		await client.request<Page>({ method: 'GET', path: '/tasks', qs }),
-	);
+	let page: Page;
+	try {
+		// The titles are shown in the editor: never with the token, should the service echo it.
+		page = await client.redactOutput(
+			await client.request<Page>({ method: 'GET', path: '/tasks', qs }),
+		);
+	} finally {
+		// Its one request is over: its hold on the token's rate limiter ends.
+		client.done();
+	}
 	return {
 		results: (page.items ?? []).map((task) => {
 			const fields = (task.fields ?? {}) as IDataObject;

@@ -5,7 +5,8 @@
 //    receives no request and no token, in a node run (`n8n execute`) and in n8n's own credential test (REST);
 //  - an External ID expression yielding an object fails before any request;
 //  - the same signed webhook delivered twice to the Task Backlog Trigger (secret in the Task Backlog Webhook API
-//    credential) starts one execution (`n8n start`).
+//    credential) starts one execution (`n8n start`), and so does a flat event `{id, type, uid}` re-sent with a new
+//    timestamp (issue 44); with Drop Repeated Deliveries given the text "false" by an expression, a repeat runs again.
 import { createHmac, randomUUID } from 'crypto';
 import { createServer, type IncomingMessage, type Server } from 'http';
 import type { AddressInfo } from 'net';
@@ -88,10 +89,19 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 	let redirecting: Recorder;
 	const webhookId = randomUUID();
 	const webhookWorkflowId = `hardenWebhook${major}`.padEnd(16, '0');
+	/** The same trigger with Drop Repeated Deliveries given the text "false" by an expression (issue 44). */
+	const repeatsWebhookId = randomUUID();
+	const repeatsWorkflowId = `hardenRepeats${major}`.padEnd(16, '0');
 
-	const webhookWorkflow = () => ({
-		id: webhookWorkflowId,
-		name: `e2e: signed webhook delivered twice (${major}.x)`,
+	/** A signed webhook that comments "Delivery <delivery>" on the event's task (nested `data.task.uid`, or flat `uid`). */
+	const webhookWorkflow = (
+		id = webhookWorkflowId,
+		hookId = webhookId,
+		options: Record<string, unknown> = {},
+		name = `e2e: signed webhook delivered twice (${major}.x)`,
+	) => ({
+		id,
+		name,
 		active: false,
 		settings: { executionOrder: 'v1' },
 		pinData: {},
@@ -102,8 +112,8 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				type: `${PKG}.taskBacklogTrigger`,
 				typeVersion: 1.1,
 				position: [0, 0],
-				webhookId,
-				parameters: { authentication: 'hmacSha256', options: {} },
+				webhookId: hookId,
+				parameters: { authentication: 'hmacSha256', options },
 				credentials: { taskBacklogWebhookApi: WEBHOOK_CREDENTIAL },
 			},
 			{
@@ -112,13 +122,42 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				...backlogNode('Comment', {
 					resource: 'comment',
 					operation: 'create',
-					task: { __rl: true, mode: 'id', value: '={{ $json.data.task.uid }}' },
+					task: {
+						__rl: true,
+						mode: 'id',
+						value: '={{ $json.data ? $json.data.task.uid : $json.uid }}',
+					},
 					text: '={{ "Delivery " + $json.delivery }}',
 				}),
 			},
 		],
 		connections: { 'Signed event': { main: [[{ node: 'Comment', type: 'main', index: 0 }]] } },
 	});
+	const repeatsWorkflow = () =>
+		webhookWorkflow(
+			repeatsWorkflowId,
+			repeatsWebhookId,
+			{ dropRepeats: '={{ "false" }}' },
+			`e2e: Drop Repeated Deliveries "false" by an expression (${major}.x)`,
+		);
+	/** The body signed over `timestamp.body` with the credential's secret, as headers. */
+	const signedHeaders = (body: string, timestamp = String(Math.floor(Date.now() / 1000))) => ({
+		'x-backlog-timestamp': timestamp,
+		'x-backlog-signature': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(`${timestamp}.${body}`).digest('hex')}`,
+	});
+	const commentsSaying = (text: string) =>
+		[...stage.sim.comments.values()].filter(
+			(comment) => comment.task_uid === TASK_UID && comment.text === text,
+		);
+	/** n8n started (by the first test that needs it), and the webhook at `path` registered. */
+	const serving = async (path: string) => {
+		if (!server)
+			server = await timed(`n8n ${major}.x start`, () =>
+				stage.folder.start({ timeoutMs: 180_000, maxLifetimeMs: 15 * 60_000 }),
+			);
+		await stage.folder.waitForWebhook(server.baseUrl, path, 120_000);
+		return server;
+	};
 
 	beforeAll(async () => {
 		stage = await setUpStage(major);
@@ -144,9 +183,10 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				data: { secret: WEBHOOK_SECRET, signatureCoversTimestamp: true },
 			},
 		]);
-		await stage.folder.importWorkflow(webhookWorkflow());
-		await timed(`n8n ${major}.x activate ${webhookWorkflowId}`, () =>
-			stage.folder.activate(webhookWorkflowId),
+		// One import and one activation for both webhook workflows (each n8n command boots n8n).
+		await stage.folder.importWorkflow([webhookWorkflow(), repeatsWorkflow()]);
+		await timed(`n8n ${major}.x activate ${webhookWorkflowId}, ${repeatsWorkflowId}`, () =>
+			stage.folder.activateAll([webhookWorkflowId, repeatsWorkflowId]),
 		);
 	}, 30 * 60_000);
 
@@ -262,6 +302,71 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			await new Promise((resolve) => setTimeout(resolve, 3000));
 			expect(commentsOnTask().length - before).toBe(1);
 			expect(server.logs()).toMatch(/acknowledged a repeated delivery/);
+		},
+		8 * 60_000,
+	);
+
+	test(
+		'a flat event {id, type, uid} re-sent with a new timestamp runs once; the repeat is acknowledged with 200',
+		async () => {
+			const path = `/webhook/${webhookId}/webhook`;
+			const n8n = await serving(path);
+			const body = JSON.stringify({
+				id: `evt_${randomUUID()}`,
+				type: 'task.completed',
+				uid: TASK_UID,
+				delivery: 'flat',
+			});
+			const now = Math.floor(Date.now() / 1000);
+			const first = await http('POST', `${n8n.baseUrl}${path}`, {
+				body,
+				headers: signedHeaders(body, String(now - 5)),
+			});
+			const again = await http('POST', `${n8n.baseUrl}${path}`, {
+				body,
+				headers: signedHeaders(body, String(now)),
+			});
+			log(
+				`n8n ${major}.x flat event: ${first.status} ${first.text}; ${again.status} ${again.text}`,
+			);
+			expect([first.status, again.status]).toEqual([200, 200]);
+			expect(again.json).toEqual({ received: true, duplicate: true });
+			await waitFor(
+				'the comment of the flat event',
+				() => commentsSaying('Delivery flat').length > 0,
+				60_000,
+			);
+			await new Promise((resolve) => setTimeout(resolve, 3000));
+			expect(commentsSaying('Delivery flat')).toHaveLength(1);
+		},
+		8 * 60_000,
+	);
+
+	test(
+		'with Drop Repeated Deliveries given the text "false" by an expression, the same signed request delivered twice runs twice',
+		async () => {
+			const path = `/webhook/${repeatsWebhookId}/webhook`;
+			const n8n = await serving(path);
+			const body = JSON.stringify({
+				type: 'task.completed',
+				delivery: 'repeated',
+				data: { task: { uid: TASK_UID, updated_at: '2024-05-01T10:00:00Z' } },
+			});
+			const headers = signedHeaders(body);
+			const first = await http('POST', `${n8n.baseUrl}${path}`, { body, headers });
+			const again = await http('POST', `${n8n.baseUrl}${path}`, { body, headers });
+			log(
+				`n8n ${major}.x repeats kept: ${first.status} ${first.text}; ${again.status} ${again.text}`,
+			);
+			// Both accepted and neither acknowledged as a repeat (n8n answers a started execution with its own text).
+			expect([first.status, again.status]).toEqual([200, 200]);
+			expect(again.text).not.toMatch(/duplicate/);
+			await waitFor(
+				'the comments of both deliveries',
+				() => commentsSaying('Delivery repeated').length >= 2,
+				60_000,
+			);
+			expect(commentsSaying('Delivery repeated')).toHaveLength(2);
 		},
 		8 * 60_000,
 	);

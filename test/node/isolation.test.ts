@@ -152,9 +152,9 @@ describe('A refusal of one execution’s value fails that execution only, and no
 		}
 	}, 20_000);
 
-	it('a 403 on every request of a shared batch fails each execution once, without splitting the batch down to single tasks', async () => {
+	it('a 403 on every request of a shared batch fails each execution with the answer to a request of its own', async () => {
 		sim.configure({ faults: { latencyMs: [100, 100] } });
-		const refusals = Array.from({ length: 20 }, () => ({
+		const refusals = Array.from({ length: 40 }, () => ({
 			status: 403,
 			body: { message: 'This token may not write tasks' },
 			when: (req: { method: string }) => req.method === 'PUT',
@@ -166,8 +166,153 @@ describe('A refusal of one execution’s value fails that execution only, and no
 			),
 		);
 		for (const run of runs) expect(String(run.json[0].error)).toMatch(/may not write/);
-		expect(sent(sim, 'PUT').length).toBeLessThan(12);
+		// Split by execution: 12 executions cost at most 2 × 12 requests, not a retry per request.
+		expect(sent(sim, 'PUT').length).toBeLessThanOrEqual(24);
 	}, 20_000);
+});
+
+describe('No message, status or quoted value decides who fails: a shared request that fails is split by execution', () => {
+	/**
+	 * The opener's PUT is under way (PUTs take 300 ms) while 8 executions wait for the next write turn: one batch of 8,
+	 * the refused tickets at index 1 and 5, one in each half.
+	 */
+	async function sharedBatchOfEight(
+		titles: (i: number) => string,
+		parameters: Record<string, unknown> = upsert,
+	) {
+		const opener = runBacklog(sim, parameters, { items: [ticket(100)] });
+		await underWay(uidOf('E-100'));
+		const runs = await Promise.all(
+			Array.from({ length: 8 }, (_, i) =>
+				runBacklog(sim, parameters, { items: [ticket(i, titles(i))], continueOnFail: true }),
+			),
+		);
+		expect((await opener).error).toBeUndefined();
+		return runs;
+	}
+
+	it.each([
+		['the same plain 400', 'POLICY-X1', { status: 400, message: 'content policy violation' }],
+		['a 400 quoting a number', '98000', { status: 400, message: 'fields.salary: 98000' }],
+		['a 400 quoting a short value', 'Zq9', { status: 400, message: 'bad value Zq9' }],
+		[
+			'a 403 quoting the value',
+			'PAYROLL-4711',
+			{ status: 403, message: 'not allowed: PAYROLL-4711' },
+		],
+		[
+			'a 500 on every try quoting the value',
+			'CRASH-77',
+			{ status: 500, message: 'crashed on CRASH-77' },
+		],
+	])(
+		'two strangers refused with %s, one in each half of a shared batch: they fail, the 6 others are written and see nothing of them',
+		async (_, marker, refusal) => {
+			sim.configure({
+				refuseContent: [{ text: marker, ...refusal }],
+				faults: { latencyMs: [300, 300], only: (req) => req.method === 'PUT' },
+			});
+			const refused = [1, 5];
+			const runs = await sharedBatchOfEight((i) =>
+				refused.includes(i) ? `Invoice ${marker}` : `Event ${i}`,
+			);
+			const shared = sent(sim, 'PUT', '/tasks/batch').find(
+				(request) => (request.body as { items: unknown[] }).items.length === 8,
+			);
+			expect(shared).toBeDefined();
+			for (const [i, run] of runs.entries()) {
+				if (refused.includes(i)) {
+					expect(String(run.json[0].error)).toContain(String(refusal.status));
+					expect(sim.tasks.has(uidOf(`E-${i}`))).toBe(false);
+					continue;
+				}
+				expect(run.json[0].error).toBeUndefined();
+				expect(shown(run)).not.toContain(marker);
+				expect(sim.tasks.get(uidOf(`E-${i}`))?.fields.title).toBe(`Event ${i}`);
+			}
+		},
+		30_000,
+	);
+
+	it('one ticket answered 500 on every try among 16 executions of a shared batch costs at most 2 × ceil(log2 16) + Max Attempts extra requests', async () => {
+		sim.configure({
+			refuseContent: [{ text: 'CRASH-16', status: 500, message: 'Internal Server Error' }],
+			faults: { latencyMs: [300, 300], only: (req) => req.method === 'PUT' },
+		});
+		const opener = runBacklog(sim, upsert, { items: [ticket(100)] });
+		await underWay(uidOf('E-100'));
+		const runs = await Promise.all(
+			Array.from({ length: 16 }, (_, i) =>
+				runBacklog(sim, upsert, {
+					items: [ticket(i, i === 9 ? 'Invoice CRASH-16' : `Event ${i}`)],
+					continueOnFail: true,
+				}),
+			),
+		);
+		expect((await opener).error).toBeUndefined();
+		expect(runs.filter((run) => run.json[0].error !== undefined)).toEqual([runs[9]]);
+		expect(sim.tasks.size).toBe(16);
+		const puts = sent(sim, 'PUT').filter(
+			(request) => !JSON.stringify(request.body).includes(uidOf('E-100')),
+		);
+		// 1 shared batch, then 2 × 4 splits (the last of them the crashing execution's own first attempt) and its 4 retries.
+		expect(puts.length).toBeLessThanOrEqual(1 + 2 * 4 + 5);
+	}, 30_000);
+
+	it('a stranger with Max Attempts 1 does not make a transient 503 fail the executions that asked for 5 attempts', async () => {
+		sim.configure({ faults: { latencyMs: [300, 300], only: (req) => req.method === 'PUT' } });
+		const opener = runBacklog(sim, upsert, { items: [ticket(100)] });
+		await underWay(uidOf('E-100'));
+		sim.failNext({ status: 503, when: (req) => req.method === 'PUT' });
+		const stranger = runBacklog(
+			sim,
+			{ ...upsert, requestOptions: { maxAttempts: 1 } },
+			{ items: [ticket(50)], continueOnFail: true },
+		);
+		await pause(20);
+		const runs = await Promise.all(
+			Array.from({ length: 6 }, (_, i) =>
+				runBacklog(sim, upsert, { items: [ticket(i)], continueOnFail: true }),
+			),
+		);
+		await stranger;
+		expect((await opener).error).toBeUndefined();
+		for (const [i, run] of runs.entries()) {
+			expect(run.json[0].error).toBeUndefined();
+			expect(sim.tasks.get(uidOf(`E-${i}`))?.fields.title).toBe(`Event ${i}`);
+		}
+	}, 30_000);
+
+	it('a stranger with Batching off does not turn a 200-ticket Create or Update into single PUTs', async () => {
+		// Both wait while the opener's PUT is under way (1 s), the stranger's writes first in the lane.
+		sim.configure({ faults: { latencyMs: [1000, 1000], only: (req) => req.method === 'PUT' } });
+		const opener = runBacklog(sim, upsert, { items: [ticket(1000)] });
+		await underWay(uidOf('E-1000'));
+		const stranger = runBacklog(
+			sim,
+			{ ...upsert, requestOptions: { batching: false } },
+			{ items: [ticket(500), ticket(501), ticket(502)] },
+		);
+		await pause(5);
+		const mine = await runBacklog(sim, upsert, {
+			items: Array.from({ length: 200 }, (_, i) => ticket(i)),
+		});
+		expect((await stranger).error).toBeUndefined();
+		expect((await opener).error).toBeUndefined();
+		expect(mine.error).toBeUndefined();
+		const mineSent = sent(sim, 'PUT').filter((request) =>
+			JSON.stringify(request.body).includes(uidOf('E-7')),
+		);
+		expect(mineSent.every((request) => request.path === '/tasks/batch')).toBe(true);
+		const singles = sent(sim, 'PUT').filter(
+			(request) =>
+				request.path !== '/tasks/batch' &&
+				Array.from({ length: 200 }, (_, i) => uidOf(`E-${i}`)).some((uid) =>
+					request.path.includes(uid),
+				),
+		);
+		expect(singles).toHaveLength(0);
+	}, 30_000);
 });
 
 describe('A ticket too large for the server’s body limit fails alone and does not shrink the batch size', () => {

@@ -147,12 +147,17 @@ export function refuseContent(store: Store, entry: LoggedRequest, body: unknown)
 	const texts = store.opts.refuseContent ?? [];
 	if (!texts.length || !['POST', 'PUT', 'PATCH'].includes(entry.method)) return;
 	if (!/^\/tasks(\/[^/]+)?$/.test(entry.path) || entry.path === '/tasks/query') return;
-	for (const text of texts) {
+	for (const refusal of texts) {
+		const {
+			text,
+			status = 400,
+			message,
+		} = typeof refusal === 'string' ? { text: refusal } : refusal;
 		const where = text ? findText(body, text) : undefined;
 		if (where === undefined) continue;
 		entry.fault = 'refused-content';
-		throw new HttpError(400, {
-			message: `${where || 'body'}: forbidden content ${JSON.stringify(text)}`,
+		throw new HttpError(status, {
+			message: message ?? `${where || 'body'}: forbidden content ${JSON.stringify(text)}`,
 		});
 	}
 }

@@ -188,6 +188,14 @@ export interface ScriptedFault {
 	when?: (req: { method: string; path: string }) => boolean;
 }
 
+/** A text the service refuses with a status and message of its choosing (SimulatorOptions.refuseContent). */
+export interface ContentRefusal {
+	text: string;
+	status: number;
+	/** The answer's message; absent: `<where>: forbidden content "<text>"`. */
+	message?: string;
+}
+
 export interface WebhookTarget {
 	url: string;
 	secret?: string;
@@ -225,9 +233,10 @@ export interface SimulatorOptions {
 	 * body contains one of them is answered 400 `{"message": "<where>: forbidden content \"<text>\""}` before any
 	 * side effect, `<where>` naming the first string that holds it (`items[3].fields.title` in a batch, `fields.title`
 	 * in a single write), and the request is logged with fault `refused-content`. Checked after the rate limit and the
-	 * faults; empty or absent: nothing refused.
+	 * faults; empty or absent: nothing refused. An entry given as a ContentRefusal answers with its own status and
+	 * message instead (a plain one, one quoting a number, a 403, a 500 on every try).
 	 */
-	refuseContent?: string[];
+	refuseContent?: Array<string | ContentRefusal>;
 	/**
 	 * Parts of a POST /tasks/query body the service ignores, as a server that does not filter or sort on them would:
 	 * `uid` drops every condition on the field `uid` (answering as if it were absent), `sorts` drops the sorts (answers

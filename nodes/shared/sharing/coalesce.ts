@@ -2,7 +2,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import type { Method, Planned, WriteResult } from '../tasks/batches';
+import type { Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
 import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';
 import { ARRIVING, Lane } from './lane';
@@ -69,10 +69,14 @@ const MAX_REMEMBERED = 10_000;
  */
 export const WRITTEN_HORIZON_MS = 120_000;
 
-/** What one caller (BacklogClient.callerKey) shares in this process: its lanes, and the tasks it wrote lately. */
+/**
+ * What one caller (BacklogClient.callerKey) shares in this process: its lanes, and the tasks it wrote lately. Lanes
+ * are keyed by the settings a request depends on (settingsKey): only executions that would send the same requests
+ * share one; another execution's Max Attempts or Batch Size never decides how mine are sent.
+ */
 interface Sharing {
-	reads?: Lane<string, IDataObject | undefined>;
-	writes: Map<Method, Lane<Planned, WriteResult>>;
+	reads: Map<string, Lane<string, IDataObject | undefined>>;
+	writes: Map<string, Lane<Planned, WriteResult>>;
 	written: Map<string, Written>;
 	/** Entries waiting or under way in its lanes: the caller's state is then not dropped (callers/registry.ts). */
 	busy(): boolean;
@@ -81,14 +85,21 @@ interface Sharing {
 async function sharingOf(client: BacklogClient): Promise<Sharing> {
 	return callerState(await client.callerKey()).part('sharing', () => {
 		const sharing: Sharing = {
+			reads: new Map(),
 			writes: new Map(),
 			written: new Map(),
 			busy: () =>
-				[sharing.reads, ...sharing.writes.values()].some((lane) => (lane?.pendingEntries ?? 0) > 0),
+				[...sharing.reads.values(), ...sharing.writes.values()].some(
+					(lane) => lane.pendingEntries > 0,
+				),
 		};
 		return sharing;
 	});
 }
+
+/** The settings a request of this execution depends on besides its entries: its retry policy. */
+const settingsKey = ({ retry }: BacklogClient) =>
+	`${retry.maxAttempts} ${retry.baseDelayMs} ${retry.maxDelayMs}`;
 
 /** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
 export async function readTasksShared(
@@ -96,21 +107,26 @@ export async function readTasksShared(
 	uids: string[],
 ): Promise<Map<string, IDataObject>> {
 	const caller = await sharingOf(client);
-	caller.reads ??= new Lane(
-		async (sender, all) => {
-			const found = await readTasksByUid(sender, all);
-			return all.map((uid) => found.get(uid));
-		},
-		{
-			groupSize: () => UIDS_PER_READ,
-			fullSize: () => UIDS_PER_READ,
-			maxLingerSpacings: MAX_READ_LINGER_SPACINGS,
-			arrivingSpacings: READS_ARRIVING,
-		},
-	);
+	const key = settingsKey(client);
+	let lane = caller.reads.get(key);
+	if (!lane) {
+		lane = new Lane(
+			async (sender, all) => {
+				const found = await readTasksByUid(sender, all);
+				return all.map((uid) => found.get(uid));
+			},
+			{
+				groupSize: () => UIDS_PER_READ,
+				fullSize: () => UIDS_PER_READ,
+				maxLingerSpacings: MAX_READ_LINGER_SPACINGS,
+				arrivingSpacings: READS_ARRIVING,
+			},
+		);
+		caller.reads.set(key, lane);
+	}
 	// Not made unique here: readTasksByUid reads each uid of a turn once (a uid may come from several executions),
 	// and writeTasks, the one caller, passes each once.
-	const tasks = await caller.reads.submit(client, uids);
+	const tasks = await lane.submit(client, uids);
 	const found = new Map<string, IDataObject>();
 	uids.forEach((uid, index) => {
 		const task = tasks[index];
@@ -121,7 +137,7 @@ export async function readTasksShared(
 
 /**
  * Sends planned writes of one method (batches.ts), in /tasks/batch requests shared with the writes other executions
- * wait to send. The batch size is the smallest of the waiting executions' Batch Size.
+ * with the same Batch Size and retry policy wait to send.
  */
 export async function sendWritesShared(
 	client: BacklogClient,
@@ -131,17 +147,19 @@ export async function sendWritesShared(
 	const caller = await sharingOf(client);
 	const sizes = await batchSizeMemory(client);
 	const { method } = writes[0];
-	let lane = caller.writes.get(method);
+	const key = `${method} ${writes[0].owner?.batchSize ?? 1} ${settingsKey(client)}`;
+	let lane = caller.writes.get(key);
 	if (!lane) {
 		lane = new Lane(async (sender, all) => await sendInRounds(sender, all, caller.written), {
 			groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
 			fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
-			feeding: () => caller.reads?.pendingEntries ?? 0,
+			feeding: () =>
+				[...caller.reads.values()].reduce((sum, reads) => sum + reads.pendingEntries, 0),
 			maxLingerSpacings: MAX_LINGER_SPACINGS,
 			maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
 			arrivingSpacings: ARRIVING,
 		});
-		caller.writes.set(method, lane);
+		caller.writes.set(key, lane);
 	}
 	return await lane.submit(client, writes);
 }

@@ -2,6 +2,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
 import { cancelled, isCancelled } from '../transport/cancellation';
+import { hasStatus } from '../transport/errors';
+import { transient } from '../tasks/batches';
 import type { BacklogClient } from '../transport/client';
 import { now } from '../clock';
 
@@ -76,8 +78,11 @@ export class Lane<E, R> {
 
 	private busy = false;
 
-	/** The execution whose request went last, and when: see linger. */
-	private lastOwner?: BacklogClient;
+	/**
+	 * The execution whose request went last (its number, not its client: an ended execution's context is not kept
+	 * reachable by an idle lane), and when: see linger.
+	 */
+	private lastOwner?: number;
 
 	private lastSentAt = -Infinity;
 
@@ -166,7 +171,8 @@ export class Lane<E, R> {
 	 */
 	private async linger(): Promise<number | undefined> {
 		const first = this.waiting[0];
-		if (first.owner === this.lastOwner || this.lastSentAt === -Infinity) return undefined;
+		if (ownerNumber(first.owner) === this.lastOwner || this.lastSentAt === -Infinity)
+			return undefined;
 		const spacing = await first.owner.requestSpacingMs();
 		const wait = this.lastSentAt + spacing - now();
 		if (wait > 0) await sleep(wait);
@@ -229,7 +235,7 @@ export class Lane<E, R> {
 
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
-		this.lastOwner = sender;
+		this.lastOwner = ownerNumber(sender);
 		this.lastSentAt = now();
 		const entries = parts.flatMap(({ waiting, count }) =>
 			waiting.entries.slice(waiting.taken, waiting.taken + count),
@@ -242,25 +248,34 @@ export class Lane<E, R> {
 		if (entries.length > 1) this.lastBurstAt = this.lastSentAt;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
 		this.firstArrivalAt = this.waitingEntries > 0 ? now() : Infinity;
-		let results: R[];
+		let outcomes: Array<Outcome<R>>;
 		try {
-			results = await this.send(sender, entries);
+			const results = await this.send(sender, entries);
+			let at = 0;
+			outcomes = parts.map(({ count }) => ({ results: results.slice(at, (at += count)) }));
 		} catch (error) {
-			const back = parts.filter(({ waiting }) => waiting.owner !== sender && isCancelled(sender));
-			for (const { waiting } of parts)
-				if (waiting.owner === sender || !isCancelled(sender))
-					this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
-			this.putBack(back);
-			return;
+			if (isCancelled(sender) || !shareable(error) || ownersIn(parts).length === 1) {
+				const back = parts.filter(({ waiting }) => waiting.owner !== sender && isCancelled(sender));
+				for (const { waiting } of parts)
+					if (waiting.owner === sender || !isCancelled(sender))
+						this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
+				this.putBack(back);
+				return;
+			}
+			outcomes = await this.split(parts, 1);
 		} finally {
 			this.sendingEntries = 0;
 		}
-		let at = 0;
-		for (const { waiting, count } of parts) {
-			const own = results.slice(at, at + count);
-			at += count;
+		for (const [index, { waiting }] of parts.entries()) {
+			const outcome = outcomes[index];
+			if ('error' in outcome) {
+				this.drop(waiting, outcome.error);
+				continue;
+			}
 			waiting.results.push(
-				...(waiting.owner === sender ? own : own.map((result) => owned(waiting.owner, result))),
+				...(waiting.owner === sender
+					? outcome.results
+					: outcome.results.map((result) => owned(waiting.owner, result))),
 			);
 			// Done, or to the back of the queue: the next turn starts with whoever waited behind it (round robin).
 			this.waiting.splice(this.waiting.indexOf(waiting), 1);
@@ -268,7 +283,80 @@ export class Lane<E, R> {
 			else this.waiting.push(waiting);
 		}
 	}
+
+	/**
+	 * A turn of several executions whose request failed: sent again in two halves of whole executions, each with the
+	 * client of an execution of its half, until a part is one execution's, sent with its own client (its retries, its
+	 * abort). An execution only ever gets the error of a request that carried nothing but its own entries; no message
+	 * or status decides who is at fault. Both halves failing as an outage would (tasks/batches.ts transient) wait as a
+	 * retry would before the next split.
+	 */
+	private async split(parts: Array<Part<E, R>>, level: number): Promise<Array<Outcome<R>>> {
+		const owners = ownersIn(parts);
+		const half = Math.ceil(owners.length / 2);
+		const halves = [owners.slice(0, half), owners.slice(half)].map((group) =>
+			parts.flatMap((part, index) => (group.includes(part.waiting.owner) ? [index] : [])),
+		);
+		const outcomes: Array<Outcome<R>> = new Array(parts.length);
+		const failed: Array<{ indexes: number[]; error: unknown }> = [];
+		for (const indexes of halves) {
+			const sender = parts[indexes[0]].waiting.owner;
+			if (isCancelled(sender)) {
+				// Its own entries only when the half is one execution's; otherwise the next split sends the others.
+				failed.push({ indexes, error: cancelled(sender) });
+				continue;
+			}
+			const entries = indexes.flatMap((index) => entriesOf(parts[index]));
+			try {
+				const results = await this.send(sender, entries);
+				let at = 0;
+				for (const index of indexes)
+					outcomes[index] = { results: results.slice(at, (at += parts[index].count)) };
+			} catch (error) {
+				failed.push({ indexes, error });
+			}
+		}
+		const outage = failed.length === 2 && failed.every(({ error }) => transient(error));
+		if (outage) await sleep(parts[0].waiting.owner.backoffMs(level));
+		for (const { indexes, error } of failed) {
+			const some = indexes.map((index) => parts[index]);
+			const again =
+				ownersIn(some).length > 1 && (shareable(error) || isCancelled(some[0].waiting.owner))
+					? await this.split(some, outage ? level + 1 : 1)
+					: some.map(() => ({ error }));
+			indexes.forEach((index, position) => (outcomes[index] = again[position]));
+		}
+		return outcomes;
+	}
 }
+
+/** A number per execution's client, held weakly: what a lane remembers of who sent last. */
+const ownerNumbers = new WeakMap<BacklogClient, number>();
+let ownersNumbered = 0;
+function ownerNumber(owner: BacklogClient): number {
+	let number = ownerNumbers.get(owner);
+	if (number === undefined) ownerNumbers.set(owner, (number = ++ownersNumbered));
+	return number;
+}
+
+interface Part<E, R> {
+	waiting: Waiting<E, R>;
+	count: number;
+}
+
+/** What one part of a turn got: its results, or the error of a request that carried only its execution's entries. */
+type Outcome<R> = { results: R[] } | { error: unknown };
+
+/** The entries of a part, as the turn took them (Waiting.taken has moved past them). */
+const entriesOf = <E, R>({ waiting, count }: Part<E, R>) =>
+	waiting.entries.slice(waiting.taken - count, waiting.taken);
+
+const ownersIn = <E, R>(parts: Array<Part<E, R>>) => [
+	...new Set(parts.map(({ waiting }) => waiting.owner)),
+];
+
+/** A failure of a shared request to split by execution: not a 401 (the credential's) nor a 429 (the token's). */
+const shareable = (error: unknown) => !hasStatus(error, 401, 429);
 
 /**
  * An error of a request sent for several executions, as this execution's own: the same message, description and status,

@@ -1,5 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
@@ -147,8 +147,10 @@ function aboutTheList(body: unknown, text: string): boolean {
 	const located = detail.some(
 		(entry) => Array.isArray(entry?.loc) && entry.loc[entry.loc.length - 1] === 'items',
 	);
+	// Linear in the message's length: nothing before the number can match the same spaces two ways (a 422 quotes what
+	// it refused, and a quoted title of "max" and 100,000 spaces must not hold n8n's main loop).
 	const counted =
-		/(at most|no more than|up to|maximum( of)?|max\.?|limit( is| of)?)\s*:?\s*\d+\s*(items|tasks|entries)|too many (items|tasks|entries)|batch (is )?too (large|long|big)|batch size/i;
+		/(?:at most|no more than|up to|maximum(?: of)?|max\.?|limit(?: is| of)?)\s*(?::\s*)?\d+\s*(?:items|tasks|entries)|too many (?:items|tasks|entries)|batch (?:is )?too (?:large|long|big)|batch size/i;
 	return located || counted.test(text);
 }
 
@@ -192,13 +194,6 @@ function notInAnswer(client: BacklogClient, write: Planned): Error {
 	);
 }
 
-/**
- * Statuses that may be about one item of a batch rather than the whole request (a value the server refuses, a
- * reference it cannot find, a conflict). Sent for several executions, such a batch is split until only the items that
- * cause it fail: no execution gets another's failure, nor the server's text about another's values.
- */
-const ITEM_STATUSES = [400, 403, 404, 409];
-
 /** How many runs (WriteOwner) these writes belong to; writes without an owner count as one. */
 const ownersOf = (writes: Planned[]) => new Set(writes.map((write) => write.owner)).size;
 
@@ -212,8 +207,12 @@ interface BatchOutcome {
 	acceptedSize?: number;
 }
 
-/** Sends the writes as one request (/tasks/batch, or /tasks/{uid} for one); the error is the request's, as it came. */
+/**
+ * Sends the writes as one request (/tasks/batch, or /tasks/{uid} for one); the error is the request's, as it came.
+ * Writes of several runs go once, without retries (ApiRequest.shared): a failure is split by run (splitByOwner).
+ */
 async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attempt> {
+	const shared = ownersOf(writes) > 1;
 	try {
 		if (writes.length === 1) return { results: [{ task: await sendOne(client, writes[0]) }] };
 		const response = await client.request<{ items?: IDataObject[] }>({
@@ -221,6 +220,7 @@ async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attemp
 			path: '/tasks/batch',
 			body: { items: writes.map((write) => ({ ...sentBody(write), uid: write.uid })) },
 			itemIndex: writes[0].itemIndex,
+			shared,
 		});
 		const returned = Array.isArray(response?.items) ? response.items : [];
 		const byUid = new Map(returned.map((task) => [String(task.uid).toLowerCase(), task]));
@@ -237,44 +237,12 @@ async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attemp
 }
 
 /**
- * Where a refusal points at one item of a batch: `items[3]`, `items.3` (a detail's `loc` joined), `items/3`, a `loc`
- * holding `"items", 3`, `item 3`, `index 3`.
- */
-const NAMES_AN_ITEM =
-	/\bitems?\s*(?:\[\s*\d|[./#:]\s*\d|\s+#?\d)|"items",\s*\d|\b(?:index|position)\s*:?\s*\d/i;
-
-/** The text strings of a write (4 characters or more: shorter ones say too little to be what a message quotes). */
-function textsOf(value: unknown, into: string[] = []): string[] {
-	if (typeof value === 'string' && value.length >= 4) into.push(value);
-	else if (value && typeof value === 'object')
-		for (const entry of Object.values(value as IDataObject)) textsOf(entry, into);
-	return into;
-}
-
-/**
- * Whether both halves' refusal is the request's, not one write's: the same status and message, and either a 403 (the
- * token may not write) or a message that names no item nor quotes a value sent. Two bad values at the same index of
- * each half are refused with the same message too (`items[1].fields.title: …`): every write would get it, the
- * value in it.
- */
-function requestRefused(first: unknown, second: unknown, writes: Planned[]): boolean {
-	if (!(first instanceof NodeApiError && second instanceof NodeApiError)) return false;
-	if (statusOf(first) !== statusOf(second) || first.message !== second.message) return false;
-	if (statusOf(first) === 403) return true;
-	// What the server said (our own "PUT /tasks/batch failed with …" around it would match short values).
-	const text = JSON.stringify(responseBody(first) ?? first.message);
-	return (
-		!NAMES_AN_ITEM.test(text) &&
-		!writes.some((write) => textsOf(sentBody(write)).some((value) => text.includes(value)))
-	);
-}
-
-/**
  * Sends one batch. A batch is written whole or not at all, so when the service refuses it the batch is taken apart
- * until each write gets its own answer: a 422 fails the items it names and sends the others again (or is halved when it
- * names none); a refusal of the batch's length sends it again in smaller batches (sizeDown); a 400, 403, 404 or 409 on
- * the writes of several runs is halved until it falls on one run's writes (isolate). Any other failure fails every
- * write of the batch: none is reported as done.
+ * until each write gets its own answer: a refusal of the batch's length sends it again in smaller batches (sizeDown);
+ * a 422 naming items fails those and sends the others again; the writes of several runs are split by run
+ * (splitByOwner), whatever the status and message, so that a run only ever gets the error of a request that carried
+ * nothing but its own writes; one run's 422 naming no item is halved. Anything else fails every write of the batch
+ * (one run's own): none is reported as done.
  */
 async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
 	const first = await attempt(client, writes);
@@ -282,19 +250,26 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Bat
 	return await settle(client, writes, first.error);
 }
 
-/** The answers of writes whose request failed with `error` (see writeBatch). */
+/**
+ * The answers of writes whose request failed with `error` (see writeBatch); `level`: how many splits by run in a row
+ * failed as an outage would (splitByOwner).
+ */
 async function settle(
 	client: BacklogClient,
 	writes: Planned[],
 	error: unknown,
+	level = 1,
 ): Promise<BatchOutcome> {
 	const fail = (reason: unknown) => ({ results: writes.map(() => ({ error: reason as Error })) });
 	if (writes.length === 1) return fail(error);
 	const smaller = tooLarge(error, writes.length);
 	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
-	if (hasStatus(error, 422)) return await splitInvalid(client, writes, error);
-	if (hasStatus(error, ...ITEM_STATUSES) && ownersOf(writes) > 1)
-		return await isolate(client, writes);
+	if (hasStatus(error, 422) && failingItems(error, writes.length).size > 0)
+		return await splitInvalid(client, writes, error);
+	// A 401 is the credential's, and a 429 that outlasted the attempts is the token's: every run of it has it alike.
+	if (hasStatus(error, 401, 429)) return fail(error);
+	if (ownersOf(writes) > 1) return await splitByOwner(client, writes, level);
+	if (hasStatus(error, 422)) return await inHalves(client, writes);
 	return fail(error);
 }
 
@@ -308,28 +283,62 @@ async function inHalves(client: BacklogClient, writes: Planned[]): Promise<Batch
 	return { results: outcomes.flatMap((outcome) => outcome.results) };
 }
 
+/** A failure that may pass by itself: a 5xx the spec calls transient, or no answer at all (a network error). */
+export const transient = (error: unknown) =>
+	statusOf(error) === undefined || hasStatus(error, 500, 502, 503, 504);
+
 /**
- * The writes of several runs refused with a status that may be about one of them: sent again in halves, each half
- * settled on its own, so that one bad write costs a few requests, not one per run. When both halves are refused alike
- * with a refusal about the request (a token that may not write, say: requestRefused), every write gets it, and
- * nothing is split further.
+ * The writes of several runs, whose request failed: sent again in two halves of whole runs, each half once, until a
+ * part holds one run's writes, which is then sent with that run's client and retried under its policy
+ * (writeBatch). No message, status or quoted value decides who is at fault: one write refused on every try among 50
+ * runs costs 2 × ceil(log2 50) requests and its run's attempts. When both halves fail with a transient status (an
+ * outage, not one write), the split waits as a retry would before going further.
  */
-async function isolate(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
-	const half = Math.ceil(writes.length / 2);
-	const parts = [writes.slice(0, half), writes.slice(half)];
-	const tries = [await attempt(client, parts[0]), await attempt(client, parts[1])];
-	if (
-		'error' in tries[0] &&
-		'error' in tries[1] &&
-		requestRefused(tries[0].error, tries[1].error, writes)
-	) {
-		const { error } = tries[0];
-		return { results: writes.map(() => ({ error: error as Error })) };
+async function splitByOwner(
+	client: BacklogClient,
+	writes: Planned[],
+	level: number,
+): Promise<BatchOutcome> {
+	const runs = new Map<WriteOwner | undefined, number[]>();
+	writes.forEach((write, index) => {
+		const run = runs.get(write.owner);
+		if (run) run.push(index);
+		else runs.set(write.owner, [index]);
+	});
+	const groups = [...runs.values()];
+	const half = Math.ceil(groups.length / 2);
+	const halves = [groups.slice(0, half).flat(), groups.slice(half).flat()];
+	const parts = halves.map((indexes) => indexes.map((index) => writes[index]));
+	const results: WriteResult[] = new Array(writes.length);
+	const settleLater: number[] = [];
+	const errors: unknown[] = [];
+	for (const [at, part] of parts.entries()) {
+		if (ownersOf(part) === 1) {
+			const own = await writeBatch(senderFor(client, part), part);
+			halves[at].forEach((index, position) => (results[index] = own.results[position]));
+			continue;
+		}
+		const tried = await attempt(client, part);
+		if ('results' in tried)
+			halves[at].forEach((index, position) => (results[index] = tried.results[position]));
+		else {
+			settleLater.push(at);
+			errors[at] = tried.error;
+		}
 	}
-	const outcomes: BatchOutcome[] = [];
-	for (const [index, tried] of tries.entries())
-		outcomes.push('results' in tried ? tried : await settle(client, parts[index], tried.error));
-	return { results: outcomes.flatMap((outcome) => outcome.results) };
+	const outage = settleLater.length === 2 && errors.every(transient);
+	if (outage) await sleep(client.backoffMs(level));
+	for (const at of settleLater) {
+		const outcome = await settle(client, parts[at], errors[at], outage ? level + 1 : 1);
+		halves[at].forEach((index, position) => (results[index] = outcome.results[position]));
+	}
+	return { results };
+}
+
+/** The client to send one run's writes with: its own while n8n has not cancelled it (its policy, its abort). */
+function senderFor(client: BacklogClient, writes: Planned[]): BacklogClient {
+	const own = writes[0].owner?.client;
+	return own && !isCancelled(own) ? own : client;
 }
 
 /**

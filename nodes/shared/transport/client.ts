@@ -64,6 +64,12 @@ export interface ApiRequest {
 	 */
 	idempotent?: boolean;
 	itemIndex?: number;
+	/**
+	 * Sent for several executions at once: a failure other than a 429 (the token's, waited out and sent again whole) is
+	 * not retried here but thrown at once, so that the caller splits the request by execution and each part is retried
+	 * under its own execution's policy (tasks/batches.ts splitByOwner).
+	 */
+	shared?: boolean;
 }
 
 export interface Page {
@@ -217,7 +223,8 @@ export class BacklogClient {
 		return (await this.connected()).limiter.spacingMs;
 	}
 
-	private backoffMs(attempt: number): number {
+	/** The wait before retry `attempt + 1` under this client's policy. */
+	backoffMs(attempt: number): number {
 		const exponential = this.retry.baseDelayMs * 2 ** (attempt - 1);
 		// A little jitter keeps parallel executions from retrying in lockstep.
 		return Math.min(this.retry.maxDelayMs, exponential) * (0.9 + Math.random() * 0.2);
@@ -275,7 +282,7 @@ export class BacklogClient {
 						},
 					);
 				}
-				if (!idempotent || attempt >= this.retry.maxAttempts)
+				if (!idempotent || request.shared === true || attempt >= this.retry.maxAttempts)
 					throw networkError(node, code, context);
 				await sleep(this.backoffMs(attempt));
 				continue;
@@ -291,7 +298,8 @@ export class BacklogClient {
 				throw redirectError(node, status, location, { ...request, baseUrl }, redact);
 			}
 
-			const retryable = RETRIED_STATUSES.has(status) && (idempotent || status === 429);
+			const retryable =
+				RETRIED_STATUSES.has(status) && (status === 429 || (idempotent && request.shared !== true));
 			if (!retryable || attempt >= this.retry.maxAttempts) {
 				const error = apiError(
 					node,

@@ -5,7 +5,8 @@ import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
 import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';
-import { ARRIVING, Lane } from './lane';
+import type { Pace } from './lane';
+import { ARRIVING, Lane, newPace } from './lane';
 import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 import { now } from '../clock';
 
@@ -78,6 +79,8 @@ interface Sharing {
 	reads: Map<string, Lane<string, IDataObject | undefined>>;
 	writes: Map<string, Lane<Planned, WriteResult>>;
 	written: Map<string, Written>;
+	/** The pace of its reads, and of its writes per method, whatever lane they take (see Lane). */
+	paces: Map<string, Pace>;
 	/** Entries waiting or under way in its lanes: the caller's state is then not dropped (callers/registry.ts). */
 	busy(): boolean;
 }
@@ -88,6 +91,7 @@ async function sharingOf(client: BacklogClient): Promise<Sharing> {
 			reads: new Map(),
 			writes: new Map(),
 			written: new Map(),
+			paces: new Map(),
 			busy: () =>
 				[...sharing.reads.values(), ...sharing.writes.values()].some(
 					(lane) => lane.pendingEntries > 0,
@@ -95,6 +99,12 @@ async function sharingOf(client: BacklogClient): Promise<Sharing> {
 		};
 		return sharing;
 	});
+}
+
+function paceOf(caller: Sharing, kind: string): Pace {
+	let pace = caller.paces.get(kind);
+	if (!pace) caller.paces.set(kind, (pace = newPace()));
+	return pace;
 }
 
 /** The settings a request of this execution depends on besides its entries: its retry policy. */
@@ -121,6 +131,7 @@ export async function readTasksShared(
 				maxLingerSpacings: MAX_READ_LINGER_SPACINGS,
 				arrivingSpacings: READS_ARRIVING,
 			},
+			paceOf(caller, 'reads'),
 		);
 		caller.reads.set(key, lane);
 	}
@@ -150,15 +161,19 @@ export async function sendWritesShared(
 	const key = `${method} ${writes[0].owner?.batchSize ?? 1} ${settingsKey(client)}`;
 	let lane = caller.writes.get(key);
 	if (!lane) {
-		lane = new Lane(async (sender, all) => await sendInRounds(sender, all, caller.written), {
-			groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-			fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
-			feeding: () =>
-				[...caller.reads.values()].reduce((sum, reads) => sum + reads.pendingEntries, 0),
-			maxLingerSpacings: MAX_LINGER_SPACINGS,
-			maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
-			arrivingSpacings: ARRIVING,
-		});
+		lane = new Lane(
+			async (sender, all) => await sendInRounds(sender, all, caller.written),
+			{
+				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+				fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
+				feeding: () =>
+					[...caller.reads.values()].reduce((sum, reads) => sum + reads.pendingEntries, 0),
+				maxLingerSpacings: MAX_LINGER_SPACINGS,
+				maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
+				arrivingSpacings: ARRIVING,
+			},
+			paceOf(caller, method),
+		);
 		caller.writes.set(key, lane);
 	}
 	return await lane.submit(client, writes);

@@ -65,6 +65,20 @@ export interface LaneShape<E> {
 	arrivingSpacings: number;
 }
 
+/** When a lane's requests went, and whose: see Lane.linger. */
+export interface Pace {
+	/**
+	 * The execution whose request went last (its number, not its client: an ended execution's context is not kept
+	 * reachable by an idle lane).
+	 */
+	lastOwner?: number;
+	lastSentAt: number;
+	/** When the last turn that carried several entries went. */
+	lastBurstAt: number;
+}
+
+export const newPace = (): Pace => ({ lastSentAt: -Infinity, lastBurstAt: -Infinity });
+
 export class Lane<E, R> {
 	private readonly waiting: Array<Waiting<E, R>> = [];
 
@@ -78,17 +92,6 @@ export class Lane<E, R> {
 
 	private busy = false;
 
-	/**
-	 * The execution whose request went last (its number, not its client: an ended execution's context is not kept
-	 * reachable by an idle lane), and when: see linger.
-	 */
-	private lastOwner?: number;
-
-	private lastSentAt = -Infinity;
-
-	/** When the last turn that carried several entries went (see linger). */
-	private lastBurstAt = -Infinity;
-
 	/** When the oldest waiting entry arrived (the lane's turn started waiting for it), and the newest. */
 	private firstArrivalAt = Infinity;
 
@@ -97,9 +100,14 @@ export class Lane<E, R> {
 	/** How long before the newest entry the one before it arrived: a lone event is not part of a burst. */
 	private lastArrivalGap = Infinity;
 
+	/**
+	 * @param pace shared by the lanes of one kind of request of one caller whose settings differ (coalesce.ts): a
+	 * burst's rhythm is the caller's, whichever lane its requests take.
+	 */
 	constructor(
 		private readonly send: Send<E, R>,
 		private readonly shape: LaneShape<E>,
+		private readonly pace: Pace = newPace(),
 	) {}
 
 	/** Entries waiting or being sent. */
@@ -171,15 +179,15 @@ export class Lane<E, R> {
 	 */
 	private async linger(): Promise<number | undefined> {
 		const first = this.waiting[0];
-		if (ownerNumber(first.owner) === this.lastOwner || this.lastSentAt === -Infinity)
+		if (ownerNumber(first.owner) === this.pace.lastOwner || this.pace.lastSentAt === -Infinity)
 			return undefined;
 		const spacing = await first.owner.requestSpacingMs();
-		const wait = this.lastSentAt + spacing - now();
+		const wait = this.pace.lastSentAt + spacing - now();
 		if (wait > 0) await sleep(wait);
 		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
 		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
 		const arriving = this.shape.arrivingSpacings * spacing;
-		const inBurst = now() - this.lastBurstAt < BURST_SPACINGS * spacing;
+		const inBurst = now() - this.pace.lastBurstAt < BURST_SPACINGS * spacing;
 		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
 		const moreComing = (missing: number) => {
 			const at = now();
@@ -235,8 +243,8 @@ export class Lane<E, R> {
 
 	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
 		const sender = parts[0].waiting.owner;
-		this.lastOwner = ownerNumber(sender);
-		this.lastSentAt = now();
+		this.pace.lastOwner = ownerNumber(sender);
+		this.pace.lastSentAt = now();
 		const entries = parts.flatMap(({ waiting, count }) =>
 			waiting.entries.slice(waiting.taken, waiting.taken + count),
 		);
@@ -245,7 +253,7 @@ export class Lane<E, R> {
 			this.waitingEntries -= count;
 		}
 		this.sendingEntries = entries.length;
-		if (entries.length > 1) this.lastBurstAt = this.lastSentAt;
+		if (entries.length > 1) this.pace.lastBurstAt = this.pace.lastSentAt;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
 		this.firstArrivalAt = this.waitingEntries > 0 ? now() : Infinity;
 		let outcomes: Array<Outcome<R>>;

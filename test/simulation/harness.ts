@@ -166,7 +166,10 @@ function interceptor(
 				if (!item) return;
 				const sends = (phase.sends.get(uid) ?? 0) + 1;
 				phase.sends.set(uid, sends);
-				if (item.fault && sends <= item.fault.times) faulting.push({ index, item });
+				// A read is refused only as a read may be (a task the token may not see, a server crashing on it):
+				// 403 and 500; the other statuses are about what a write sends.
+				const readable = isWrite || [403, 500].includes(item.fault?.status ?? 0);
+				if (item.fault && readable && sends <= item.fault.times) faulting.push({ index, item });
 			});
 			if (faulting.length) {
 				const { item } = faulting[0];

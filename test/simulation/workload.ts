@@ -63,6 +63,7 @@ export const FAMILIES = [
 	// settings
 	'cancel', // some executions are cancelled (n8n's Stop, a timeout) at a random moment
 	'mixed-max-attempts', // executions of one seed ask for different Max Attempts (else all ask for the same)
+	'mixed-batch-size', // executions of one seed have different Batch Size / Batching (else all batch alike)
 	'base-url-spelling', // some executions' credential spells the same server http://LocalHost:P instead of 127.0.0.1
 ] as const;
 
@@ -180,51 +181,66 @@ const QUOTE_OF: Partial<Record<Family, Quote[]>> = {
 };
 
 export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
+	// Two sequences: `rng` decides the workload's shape (executions, items, settings, start times), `frng` the faults.
+	// The shape draws the same values whatever the families, so a seed has the same executions under any families,
+	// and a family only adds its faults.
 	const rng = mulberry32(seed);
-	const pick = <T>(values: readonly T[]): T => values[Math.floor(rng() * values.length)];
-	const int = (lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1));
+	const frng = mulberry32(seed ^ 0x5bd1e995);
+	const pick = <T>(values: readonly T[], from = rng): T =>
+		values[Math.floor(from() * values.length)];
+	const int = (lo: number, hi: number, from = rng) => lo + Math.floor(from() * (hi - lo + 1));
 	const has = (family: Family) => options.families.includes(family);
 	// A seed draws its item faults from one to three families, so that faults alike meet in one request.
 	const itemFamilies = ITEM_FAMILIES.filter(has)
-		.map((family) => ({ family, order: rng() }))
+		.map((family) => ({ family, order: hashUnit(seed, family) }))
 		.sort((a, b) => a.order - b.order)
-		.slice(0, 1 + Math.floor(rng() * 3))
+		.slice(0, 1 + Math.floor(frng() * 3))
 		.map(({ family }) => family);
 
 	// Mostly small seeds, some large: K skewed towards 1..maxExecs/3.
 	const k = 1 + Math.floor(rng() ** 1.7 * options.maxExecs);
-	const itemFaultRate = itemFamilies.length ? pick([0, 0.05, 0.1, 0.2, 0.3]) : 0;
+	const itemFaultRate = pick([0, 0.05, 0.1, 0.2, 0.3], frng);
+	const requestFaultRate = pick([0.05, 0.15, 0.3], frng);
 	const sameMaxAttempts = int(2, 5);
+	const sameBatchSize = pick([5, 10, 20, 100]);
 	const workload: Workload = {
 		seed,
 		families: [...options.families],
 		limit: pick([40, 60, 100]),
 		windowMs: 1000,
 		latencyMs: pick([10, 30, 60, 100]),
-		requestFaultRate: REQUEST_FAMILIES.some(has) ? pick([0.05, 0.15, 0.3]) : 0,
+		requestFaultRate: REQUEST_FAMILIES.some(has) ? requestFaultRate : 0,
 		execs: [],
 	};
 	for (let exec = 0; exec < k; exec++) {
 		const op: Operation = pick(['upsert', 'upsert', 'upsert', 'create', 'create', 'get']);
 		const count = 1 + Math.floor(rng() ** 2 * (options.maxItems ?? 20));
-		const maxAttempts = has('mixed-max-attempts') ? int(1, 5) : sameMaxAttempts;
+		const ownMaxAttempts = int(1, 5);
+		const maxAttempts = has('mixed-max-attempts') ? ownMaxAttempts : sameMaxAttempts;
+		const cancel = rng() < 0.15;
+		const cancelAfterMs = int(0, 300);
+		const localhost = rng() < 0.5;
+		const batching = rng() < 0.85;
+		const batchSize = pick([1, 2, 3, 5, 8, 10, 20, 100]);
+		const mixedBatches = has('mixed-batch-size');
 		const plan: ExecPlan = {
 			exec,
 			op,
 			items: [],
 			maxAttempts,
 			retryDelayMs: int(1, 20),
-			batching: rng() < 0.85,
-			batchSize: pick([1, 2, 3, 5, 8, 10, 20, 100]),
+			batching: mixedBatches ? batching : true,
+			batchSize: mixedBatches ? batchSize : sameBatchSize,
 			continueOnFail: rng() < 0.6,
 			shareRequests: rng() < 0.9,
 			startAtMs: Math.floor(rng() ** 2 * 300),
-			cancelAfterMs: has('cancel') && rng() < 0.15 ? int(0, 300) : undefined,
-			localhost: has('base-url-spelling') && rng() < 0.5,
+			cancelAfterMs: has('cancel') && cancel ? cancelAfterMs : undefined,
+			localhost: has('base-url-spelling') && localhost,
 		};
 		for (let n = 0; n < count; n++) {
 			const marker = markerOf(exec, n);
 			const externalId = `${marker}ext`;
+			const exists = rng() < 0.85;
 			const item: ItemPlan = {
 				exec,
 				n,
@@ -237,19 +253,22 @@ export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
 						? uuidV5(externalId, DEFAULT_EXTERNAL_ID_NAMESPACE)
 						: uuidFromName(`simulation:${seed}:${marker}`),
 				...(op === 'upsert' && { externalId }),
-				...(op === 'get' && { exists: rng() < 0.85 }),
+				...(op === 'get' && { exists }),
 			};
-			if (rng() < itemFaultRate) {
-				const family = pick(itemFamilies);
+			const [faulty, which, status, quote, times] = [frng(), frng(), frng(), frng(), frng()];
+			if (itemFamilies.length && faulty < itemFaultRate) {
+				const family = itemFamilies[Math.floor(which * itemFamilies.length)];
 				// Get has no batches: only what a single read can get makes sense for it.
 				const fits = op !== 'get' || ['item-403-quotes-value', 'item-500-always'].includes(family);
 				const transient = family === 'item-500-transient';
 				if (fits && !(transient && maxAttempts < 2)) {
+					const statuses = STATUS_OF[family]!;
+					const quotes = QUOTE_OF[family]!;
 					item.fault = {
 						family,
-						status: pick(STATUS_OF[family]!),
-						quote: pick(QUOTE_OF[family]!),
-						times: transient ? int(1, maxAttempts - 1) : Infinity,
+						status: statuses[Math.floor(status * statuses.length)],
+						quote: quotes[Math.floor(quote * quotes.length)],
+						times: transient ? 1 + Math.floor(times * (maxAttempts - 1)) : Infinity,
 					};
 				}
 			}

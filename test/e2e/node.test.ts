@@ -9,6 +9,7 @@ import {
 	CREDENTIAL_NAME,
 	credentialData,
 	importAndRun,
+	log,
 	manualWorkflow,
 	nodeError,
 	nodeItems,
@@ -342,6 +343,34 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 			).toEqual([]);
 			expect(stage.sim.tasks.get(staleUid)!.status).toBe('TODO');
 		});
+
+		test(
+			'Sync Backlog with Dry Run given the text "false" by an expression is refused before any request, naming the item and the field',
+			async () => {
+				// Issue 44: read as on before (nothing written, dry_run "false", no guard). A run of its own: the node's
+				// error fails it (exit 1), and the simulator's log holds only its requests.
+				const workflow = manualWorkflow(wid('DryText'), 'e2e: Dry Run "false" by an expression', [
+					codeNode('Tickets', [{ id: 'S-1', subject: 'Sync one' }]),
+					backlogNode('Sync dry run "false"', {
+						resource: 'task',
+						operation: 'syncBacklog',
+						externalId: '={{ $json.id }}',
+						title: '={{ $json.subject }}',
+						sourceValue: 'e2e-sync',
+						dryRun: '={{ "false" }}',
+					}),
+				]);
+				const refused = await run(workflow, 1);
+				const error = nodeError(refused.run, 'Sync dry run "false"') ?? runError(refused.run);
+				log(`n8n ${major}.x Dry Run "false": ${error?.message}`);
+				expect(error?.message).toBe(
+					'Item 0: Dry Run must be true or false (a boolean); the expression gave the text "false"',
+				);
+				expect(stage.sim.requests).toEqual([]);
+				expect(stage.sim.tasks.get(staleUid)!.status).toBe('TODO');
+			},
+			5 * 60_000,
+		);
 
 		test(
 			'Sync Backlog (not dry) does what the dry run announced: 3 created, the stale task closed',

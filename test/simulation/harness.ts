@@ -100,8 +100,8 @@ const newPhase = (): PhaseState => ({
 function faultMessage(item: ItemPlan, status: number): string {
 	const quote = item.fault!.quote;
 	if (quote === 'value') return `fields.title: refused value "${item.title}"`;
-	if (quote === 'number') return `fields.amount: ${item.amount}`;
-	if (quote === 'short') return `fields.code: "${item.code}" is not allowed`;
+	if (quote === 'number') return `fields.salary: ${item.salary}`;
+	if (quote === 'short') return `fields.region: "${item.region}" is not allowed`;
 	return (
 		{
 			400: 'content policy violation',
@@ -234,7 +234,10 @@ async function quiet(sim: Simulator, maxMs = 15_000): Promise<void> {
 	let count = -1;
 	let stableSince = Date.now();
 	while (Date.now() < until) {
-		const underWay = sim.requests.some((request) => request.status === 0 && !request.fault);
+		// A request whose client went away (a cancelled execution's) is never answered: under way for 2 s at most.
+		const underWay = sim.requests.some(
+			(request) => request.status === 0 && !request.fault && Date.now() - request.at < 2000,
+		);
 		if (sim.requests.length !== count || underWay) {
 			count = sim.requests.length;
 			stableSince = Date.now();
@@ -284,6 +287,8 @@ const customOf = (item: ItemPlan) => ({
 	marker: item.marker,
 	amount: item.amount,
 	code: item.code,
+	salary: item.salary,
+	region: item.region,
 });
 
 async function runExecution(

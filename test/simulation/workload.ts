@@ -98,6 +98,12 @@ export interface ItemPlan {
 	amount: number;
 	/** A short value (2 characters) only this execution has: what a message may quote that is too short to match. */
 	code: string;
+	/**
+	 * A number and a short value many items have alike (a salary, a region): what two tickets refused alike quote, so
+	 * that two refusals give the same message, as the issue's `fields.salary: 98000`.
+	 */
+	salary: number;
+	region: string;
 	uid: string;
 	/** Upsert: the external ID the uid is derived from. */
 	externalId?: string;
@@ -248,6 +254,8 @@ export function makeWorkload(seed: number, options: WorkloadOptions): Workload {
 				title: `${marker}${pick(['Printer jams', 'VPN drops', 'Invoice VAT', 'Laptop for starter'])}`,
 				amount: amountOf(exec, n),
 				code: shortCode(exec),
+				salary: hashUnit(seed, marker, 'salary') < 0.5 ? 98000 : 120000,
+				region: hashUnit(seed, marker, 'region') < 0.5 ? 'NY' : 'EU',
 				uid:
 					op === 'upsert'
 						? uuidV5(externalId, DEFAULT_EXTERNAL_ID_NAMESPACE)

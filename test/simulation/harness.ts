@@ -241,7 +241,7 @@ async function quiet(sim: Simulator, maxMs = 15_000): Promise<void> {
 		if (sim.requests.length !== count || underWay) {
 			count = sim.requests.length;
 			stableSince = Date.now();
-		} else if (Date.now() - stableSince >= 120) return;
+		} else if (Date.now() - stableSince >= 80) return;
 		await pause(20);
 	}
 }

@@ -19,6 +19,9 @@ export const KNOWN_FAILING_FAMILIES: Partial<Record<Family, string>> = {
 		'two 400s quoting the same number in both halves of a shared batch fail every innocent of it, number shown',
 	'item-400-quotes-short':
 		'two 400s quoting the same short value in both halves of a shared batch fail every innocent of it, value shown',
+	// The same with a plain 404 or 409 ("conflict", quoting nothing) in both halves (2 of 20 seeds).
+	'item-404-409':
+		'the same plain 404 or 409 in both halves of a shared batch is taken as the request’s: innocents fail',
 	// A read turn is one request for every execution waiting in it (sharing/coalesce.ts readTasksShared): when the
 	// server refuses it because of one execution's task (GET /tasks/{uid} answered 403 quoting the title), every
 	// execution of the turn fails with that 403 and shows the other's title and uid (reads are never split). On writes,

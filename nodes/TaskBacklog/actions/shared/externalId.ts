@@ -22,7 +22,7 @@ export const externalIdOptions: INodeProperties[] = [
 		type: 'string',
 		default: DEFAULT_EXTERNAL_ID_NAMESPACE,
 		description:
-			'UUID namespace the task UID is derived in. Change it only to keep two systems with overlapping ticket IDs apart.',
+			'UUID namespace the task UID is derived in: the same external ID gives the same task within a namespace, another task in another. Two systems whose ticket IDs may coincide (1042 in both) need a namespace each, any UUID kept the same on every run, set on the system that has no tasks yet (a new namespace gives every existing ticket a new task). Under a shared namespace, Sync Backlog reports a ticket whose task holds another Source Value and leaves it alone; Create or Update writes the task whatever its source, keeping its other custom fields (the source too).',
 	},
 ];
 

@@ -12,7 +12,7 @@ export const DEFAULT_MAX_CLOSE_SHARE = 20;
 export const DEFAULT_CLOSE_ALLOWANCE = 10;
 
 export type Action =
-	'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate';
+	'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate' | 'conflict';
 
 export interface Step {
 	action: Action;
@@ -22,6 +22,9 @@ export interface Step {
 	body: IDataObject;
 	/** For a duplicate: the later input item whose values were applied instead. */
 	supersededBy?: number;
+	/** For a conflict: the source the ticket's task holds (another source's task, never written), and what to say. */
+	taskSource?: string;
+	message?: string;
 }
 
 export interface Ticket {
@@ -90,6 +93,40 @@ export function stepFor(ticket: Ticket, task: IDataObject | undefined): Step {
 		action = 'unarchive';
 	}
 	return { action, uid, externalId, itemIndex, body };
+}
+
+/**
+ * The value of another source that a ticket's task holds in the Source Field, if it does. A task without one (made by
+ * Create or Update, or by hand) is taken into the sync; one whose value differs, compared as the listing compares it,
+ * belongs to another sync and is never written (issue 47, S6): neither an input `uid` key nor the default UID
+ * Namespace shared by two sources lets one sync change, move and later close another's task.
+ */
+export function otherSourceOf(task: IDataObject | undefined, source: Source): string | undefined {
+	if (!task) return undefined;
+	const value = ((task.fields ?? {}) as IDataObject)[source.field];
+	if (value === undefined || value === null || value === '') return undefined;
+	const text = typeof value === 'object' ? JSON.stringify(value) : String(value as string);
+	return text === source.value ? undefined : text;
+}
+
+/** What Sync Backlog says of a ticket whose task belongs to another source, and how to fix it. */
+function conflictMessage(ticket: Ticket, taskSource: string, source: Source): string {
+	const shown = taskSource.length > 100 ? `${taskSource.slice(0, 100)}…` : taskSource;
+	return (
+		`Item ${ticket.itemIndex}: the task of ticket ${ticket.externalId} (UID ${ticket.uid}) belongs to source ` +
+		`"${shown}", not "${source.value}" (its custom field "${source.field}"); Sync Backlog never writes a task ` +
+		'of another source, so it was left as it is'
+	);
+}
+
+export const CONFLICT_HINT =
+	'Two systems whose ticket IDs coincide share a task UID under the same UID Namespace: give each source its own (Sync Options › UID Namespace, any UUID, the same on every run; change it on the source that has no tasks yet, since a new namespace gives every ticket a new task). With Map Automatically, an input item\'s "uid" key names the task directly: drop that key, or add "uid" to Mapping Options › Keys to Ignore.';
+
+/** A ticket whose task belongs to another source: reported, never written. */
+export function conflictStep(ticket: Ticket, taskSource: string, source: Source): Step {
+	const { uid, externalId, itemIndex } = ticket;
+	const message = conflictMessage(ticket, taskSource, source);
+	return { action: 'conflict', uid, externalId, itemIndex, body: {}, taskSource, message };
 }
 
 /** The open tasks of the source whose tickets are not in the input: each is closed (status DONE, never deleted). */

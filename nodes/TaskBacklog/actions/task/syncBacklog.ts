@@ -16,9 +16,12 @@ import type { Source, Step } from '../shared/syncPlan';
 import {
 	closeGuard,
 	closesFor,
+	CONFLICT_HINT,
+	conflictStep,
 	DEFAULT_CLOSE_ALLOWANCE,
 	DEFAULT_MAX_CLOSE_SHARE,
 	GUARD_HINT,
+	otherSourceOf,
 	readTickets,
 	stepFor,
 } from '../shared/syncPlan';
@@ -31,7 +34,7 @@ export const wholeInput = true;
 export const description = forOperation('task', 'syncBacklog', [
 	{
 		displayName:
-			'Input items are the full set of your open tickets. Each becomes a task (created or updated by its external ID); open tasks of the same source that are no longer in the input are closed.',
+			'Input items are the full set of your open tickets. Each becomes a task (created or updated by its external ID); open tasks of the same source that are no longer in the input are closed. A task of another source is never written: a ticket whose task holds another Source Value is reported.',
 		name: 'syncNotice',
 		type: 'notice',
 		default: '',
@@ -73,7 +76,7 @@ export const description = forOperation('task', 'syncBacklog', [
 		placeholder: 'e.g. helpdesk',
 		description:
 			'Marks the tasks this sync owns: only open tasks with this source are closed when missing',
-		hint: "A fixed name for the system the input comes from, the same on every run (read from the first item). It is written to each task's Source Field, and every open task with this source whose ticket is not in the input is closed (as far as the guard in Sync Options allows).",
+		hint: "A fixed name for the system the input comes from, the same on every run (read from the first item). It is written to each task's Source Field, and every open task with this source whose ticket is not in the input is closed (as far as the guard in Sync Options allows). A ticket whose task holds another source is reported and left alone; two systems whose ticket IDs coincide need a UID Namespace each (Sync Options).",
 	},
 	{
 		displayName: 'Dry Run',
@@ -183,7 +186,29 @@ export async function execute(
 	}
 
 	const steps: Step[] = [...duplicates];
-	for (const ticket of tickets.values()) steps.push(stepFor(ticket, known.get(ticket.uid)));
+	// A ticket whose task holds another source's value is never written (an input "uid" key, or two sources sharing
+	// the default UID Namespace): reported instead, and without Continue On Fail the run stops before any write.
+	const conflicts: Step[] = [];
+	for (const ticket of tickets.values()) {
+		const task = known.get(ticket.uid);
+		const taskSource = otherSourceOf(task, source);
+		const step =
+			taskSource === undefined ? stepFor(ticket, task) : conflictStep(ticket, taskSource, source);
+		if (step.action === 'conflict') conflicts.push(step);
+		steps.push(step);
+	}
+	if (conflicts.length > 0 && !dryRun && !this.continueOnFail()) {
+		const others = conflicts.length - 1;
+		const more =
+			others > 0
+				? `. ${others} more ticket${others > 1 ? 's name tasks' : ' names a task'} of another source (with Continue On Fail, each gets an error row and the other tickets are synced)`
+				: '';
+		throw new NodeOperationError(
+			this.getNode(),
+			`${conflicts[0].message}; nothing was written${more}`,
+			{ itemIndex: conflicts[0].itemIndex, description: CONFLICT_HINT },
+		);
+	}
 	const open = existing.filter((task) => task.status !== 'DONE' && task.archived !== true);
 	const closes = closesFor(open, tickets, readIdentityOptions(this, 0, options).externalIdField);
 	steps.push(...closes);
@@ -204,7 +229,10 @@ export async function execute(
 			gateway: taskGateway(this),
 		};
 		const writes: TaskWrite[] = steps
-			.filter((step) => step.action !== 'unchanged' && step.action !== 'duplicate')
+			.filter(
+				(step) =>
+					step.action !== 'unchanged' && step.action !== 'duplicate' && step.action !== 'conflict',
+			)
 			.map((step) => ({
 				mode: step.action === 'close' ? 'patch' : 'upsert',
 				uid: step.uid,
@@ -230,6 +258,12 @@ export async function execute(
 		if (step.action === 'duplicate') {
 			json.superseded_by_item = step.supersededBy;
 			json.note = `The same external ID is also in input item ${step.supersededBy}; that later item's values were applied`;
+			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
+			continue;
+		}
+		if (step.action === 'conflict') {
+			json.task_source = step.taskSource;
+			json.error = step.message;
 			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
 			continue;
 		}

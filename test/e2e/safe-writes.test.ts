@@ -11,6 +11,7 @@ import {
 	importAndRun,
 	manualWorkflow,
 	nodeError,
+	nodeItems,
 	nodeOutput,
 	printTimings,
 	runError,
@@ -238,5 +239,52 @@ describe.each([2, 1] as N8nMajor[])('Safe writes in real n8n %i.x', (major) => {
 			'Item 0: the filter "Assignee UID" is empty: its expression resolved to nothing',
 		);
 		expect(stage.sim.requests).toHaveLength(0);
+	}, 300_000);
+
+	it('Sync Backlog with Map Automatically never moves a task of another source: an input item whose uid names a billing task is an error row with Continue On Fail, an error naming the item without it, and the task is unchanged', async () => {
+		const [billing] = stage.sim.seedTasks(1, () => ({
+			fields: { title: 'Invoice 77 disputed', ticket_id: 'B-77', source: 'e2e-billing' },
+		}));
+		const before = JSON.stringify(stage.sim.tasks.get(billing.uid));
+		const items = (prefix: string) => [
+			{ id: `${prefix}-1`, title: `${prefix} one` },
+			{ id: `${prefix}-2`, title: `${prefix} hijack`, uid: billing.uid },
+		];
+		const sync = (name: string, sourceValue: string, settings: Record<string, unknown> = {}) =>
+			backlogNode(
+				name,
+				{ resource: 'task', operation: 'syncBacklog', inputData: 'autoMap', sourceValue },
+				settings,
+			);
+		// One execution: the Continue On Fail branch first, then the one without it, which ends the run.
+		const workflow = manualWorkflow(
+			wid('Source'),
+			'e2e: sync with a uid of another source',
+			[
+				codeNode('Tickets CoF', items('SC')),
+				sync('Sync CoF', 'e2e-helpdesk-cof', { onError: 'continueRegularOutput' }),
+			],
+			[codeNode('Tickets', items('SS')), sync('Sync', 'e2e-helpdesk')],
+		);
+		const result = await importAndRun(stage, workflow, 1);
+		expect(result.code).toBe(1);
+
+		const rows = nodeItems(result.run, 'Sync CoF');
+		expect(rows.map((row) => [row.json.external_id, row.json.action])).toEqual([
+			['SC-1', 'create'],
+			['SC-2', 'conflict'],
+		]);
+		expect(rows[1].json.task_source).toBe('e2e-billing');
+		expect(rows[1].json.error).toMatch(
+			/^Item 1: the task of ticket SC-2 .*belongs to source "e2e-billing", not "e2e-helpdesk-cof"/,
+		);
+		expect(rows[1].pairedItem).toMatchObject({ item: 1 });
+
+		const error = nodeError(result.run, 'Sync') ?? runError(result.run);
+		expect(error?.message).toMatch(
+			/^Item 1: the task of ticket SS-2 .*belongs to source "e2e-billing", not "e2e-helpdesk"/,
+		);
+		expect(tasksOf('e2e-helpdesk')).toHaveLength(0);
+		expect(JSON.stringify(stage.sim.tasks.get(billing.uid))).toBe(before);
 	}, 300_000);
 });

@@ -324,7 +324,11 @@ export class Lane<E, R> {
 				failed.push({ indexes, error });
 			}
 		}
-		const outage = failed.length === 2 && failed.every(({ error }) => transient(error));
+		const outage =
+			failed.length === 2 &&
+			failed.every(
+				({ indexes, error }) => transient(error) && !isCancelled(parts[indexes[0]].waiting.owner),
+			);
 		if (outage) await sleep(parts[0].waiting.owner.backoffMs(level));
 		for (const { indexes, error } of failed) {
 			const some = indexes.map((index) => parts[index]);

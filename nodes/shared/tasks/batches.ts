@@ -261,7 +261,8 @@ async function settle(
 	level = 1,
 ): Promise<BatchOutcome> {
 	const fail = (reason: unknown) => ({ results: writes.map(() => ({ error: reason as Error })) });
-	if (writes.length === 1) return fail(error);
+	// n8n aborted the sender's requests: the other runs' writes go again with a live run's client (writeAll).
+	if (writes.length === 1 || isCancelled(client)) return fail(error);
 	const smaller = tooLarge(error, writes.length);
 	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
 	if (hasStatus(error, 422) && failingItems(error, writes.length).size > 0)

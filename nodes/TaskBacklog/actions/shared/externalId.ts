@@ -46,7 +46,7 @@ export function externalIdProperties(): INodeProperties[] {
 					name: 'External ID',
 					value: 'externalId',
 					description:
-						'Your own ticket ID; the task UID is derived from it (UUID v5), so nothing needs storing',
+						'Your own ticket ID; the task UID is derived from it, so nothing needs storing',
 				},
 				{ name: 'UID', value: 'uid', description: 'The task UID itself' },
 			],

@@ -33,6 +33,8 @@ export function inputDataProperty(): INodeProperties {
 		type: 'options',
 		noDataExpression: true,
 		default: 'define',
+		description:
+			'Define Below: each value is a parameter, its expressions evaluated for every item. Map Automatically: the keys of each input item (title, URL, the external ID key, uid, custom fields) are read as they are, and the parameters below once for all items.',
 		options: [
 			{
 				name: 'Define Below',
@@ -42,8 +44,7 @@ export function inputDataProperty(): INodeProperties {
 			{
 				name: 'Map Automatically',
 				value: 'autoMap',
-				description:
-					'Read the keys of each input item as they are (title, URL, external ID, uid, custom fields), with the parameters read once. Much faster for many items.',
+				description: "Read each input item's keys as they are; much faster for many items",
 			},
 		],
 	};

@@ -153,14 +153,16 @@ export function customFieldsProperties(): INodeProperties[] {
 			name: 'customFields',
 			placeholder: 'Add Custom Field',
 			description:
-				"Keys of the task's fields object, such as ticket_id. Rows win over the JSON below.",
+				"Keys of the task's fields object, such as ticket_id, one per row. A row wins over a key of the same name in Custom Fields (JSON).",
 		}),
 		{
 			displayName: 'Custom Fields (JSON)',
 			name: 'customFieldsJson',
 			type: 'json',
 			default: '{}',
-			description: 'More custom fields as one JSON object; values keep their JSON types',
+			description:
+				'More custom fields as one JSON object, sent together with the rows above; values keep their JSON types',
+			hint: 'Rows under Custom Fields win over keys of the same name here',
 		},
 	];
 }

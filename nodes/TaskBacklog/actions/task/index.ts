@@ -45,7 +45,7 @@ export const description: INodeProperties[] = [
 				name: 'Archive',
 				value: 'archive',
 				action: 'Archive a task',
-				description: 'Set archived on a task',
+				description: 'Archive a task, keeping its status',
 			},
 			{ name: 'Close', value: 'close', action: 'Close a task', description: 'Set a task to DONE' },
 			{
@@ -90,7 +90,7 @@ export const description: INodeProperties[] = [
 				name: 'Unarchive',
 				value: 'unarchive',
 				action: 'Unarchive a task',
-				description: 'Clear archived on a task',
+				description: 'Restore an archived task, keeping its status',
 			},
 			{
 				name: 'Update',

@@ -122,14 +122,13 @@ export const description = forOperation('task', 'query', [
 						type: 'options',
 						default: 'auto',
 						description:
-							'How the value is sent. The service may compare a custom field with the type it was stored with; Automatic finds a number or true/false typed as text whichever way it is stored (1 finds 1 and "1").',
+							'How the value is sent. The service may compare a custom field with the type it was stored with. Automatic: text that spells a number (as JSON writes it: 1, 2.5, not 007) or true/false matches it stored as a number or boolean or as that text (1 finds 1 and "1"), and the ordering operators compare the number; other text is sent as typed.',
 						displayOptions: { show: { '@version': [{ _cnd: { gte: 2 } }] } },
 						options: [
 							{
 								name: 'Automatic',
 								value: 'auto',
-								description:
-									'Text that spells a number (as JSON writes it: 1, 2.5, not 007) or true/false matches it stored as a number or boolean or as that text; the ordering operators compare the number. Other text is sent as typed.',
+								description: 'Text like 1, 2.5 or true also matches a stored number or boolean',
 							},
 							...(VALUE_TYPE_V1.options ?? []),
 						],

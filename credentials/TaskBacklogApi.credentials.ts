@@ -72,14 +72,16 @@ export class TaskBacklogApi implements ICredentialType {
 			name: 'account',
 			type: 'string',
 			default: '',
-			description: 'Optional. Sent as the service-account header.',
+			description: 'Sent as the service-account header with every request when set',
+			hint: 'Optional. Leave empty unless the service asks for an account: it is sent as the service-account header.',
 		},
 		{
 			displayName: 'Versioning',
 			name: 'versioning',
 			type: 'string',
 			default: '',
-			description: 'Optional. Sent as the service-versioning header.',
+			description: 'Sent as the service-versioning header with every request when set',
+			hint: 'Optional. Leave empty unless the service asks for a version: it is sent as the service-versioning header.',
 		},
 		{
 			displayName: 'Acting User UID',
@@ -87,7 +89,9 @@ export class TaskBacklogApi implements ICredentialType {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. 3c90c3cc-0d44-4b50-8888-8dd25736052a',
-			description: 'Optional UUID of the user to act as. Sent as the service-user header.',
+			description:
+				'UUID of the user to act as, sent as the service-user header with every request when set',
+			hint: 'Optional. The UUID of a user the requests act as (the service-user header); leave empty to send none.',
 		},
 		{
 			displayName: 'Requests per Minute',
@@ -97,6 +101,7 @@ export class TaskBacklogApi implements ICredentialType {
 			default: 60,
 			description:
 				'The service allows 60 requests per minute. Every node using this base URL and token shares this budget inside one n8n process.',
+			hint: "Optional. Keep 60, the service's limit, unless other clients use the same limit: then set this one's share.",
 		},
 		{
 			displayName: 'Rate Limit Window (Seconds)',
@@ -106,6 +111,7 @@ export class TaskBacklogApi implements ICredentialType {
 			default: 60,
 			description:
 				'Length of the window the requests-per-minute budget applies to. Keep 60 unless your account has another limit.',
+			hint: 'Optional. Keep 60 unless your account has a limit over another window.',
 		},
 		{
 			displayName: 'Allow Insecure HTTP',
@@ -114,6 +120,7 @@ export class TaskBacklogApi implements ICredentialType {
 			default: false,
 			description:
 				'Whether to accept a plain http:// Base URL on a host other than localhost, 127.0.0.1 or ::1. The API token then travels unencrypted: turn it on only inside a network you trust.',
+			hint: 'Optional. Leave off unless the Base URL is plain http:// on a host other than localhost; the token then travels unencrypted.',
 		},
 	];
 

@@ -83,24 +83,121 @@ it("Update's Keep Other Custom Fields shows in version 1 (saved workflows) and n
 	expect(shownIn(2)).toBe(false);
 });
 
-it('hints sit under External ID (Create or Update, Sync Backlog), Source Value and the Base URL, and on no other parameter of the node or the credential', () => {
+it('hints sit under External ID (Create or Update, Sync Backlog), Source Value, Custom Fields (JSON) and the credential fields, and on no other parameter of the node', () => {
 	const hinted = (properties: INodeProperties[]) =>
 		allProperties(properties)
 			.filter(([, property]) => property.hint !== undefined && property.hint.trim() !== '')
 			.map(([path, property]) => [path, property.displayOptions?.show?.operation, property.hint]);
 	const nodeHints = hinted(new TaskBacklog().description.properties);
-	expect(nodeHints.map(([path, operation]) => [path, operation])).toEqual([
+	const elsewhere = nodeHints.filter(([path]) => path !== 'customFieldsJson');
+	expect(elsewhere.map(([path, operation]) => [path, operation])).toEqual([
 		['externalId', ['upsert']],
 		['externalId', ['syncBacklog']],
 		['sourceValue', ['syncBacklog']],
 	]);
-	const [upsertHint, syncHint, sourceHint] = nodeHints.map(([, , hint]) => String(hint));
+	const [upsertHint, syncHint, sourceHint] = elsewhere.map(([, , hint]) => String(hint));
 	expect(upsertHint).toContain('{{ $json.id }}');
 	expect(upsertHint).toBe(syncHint);
 	expect(sourceHint).toContain("each task's Source Field");
 	expect(sourceHint).toContain('closed');
 
 	const credentialHints = hinted(new TaskBacklogApi().properties);
-	expect(credentialHints.map(([path]) => path)).toEqual(['baseUrl']);
+	expect(credentialHints[0][0]).toBe('baseUrl');
 	expect(String(credentialHints[0][2])).toContain('/api/v1');
+});
+
+describe('the texts n8n shows in full', () => {
+	const nodeProperties = new TaskBacklog().description.properties;
+	/** What an options dropdown shows of an option's description: one or two lines, about 80 characters. */
+	const DROPDOWN_DESCRIPTION = 80;
+
+	it('every option description of Input Data fits in 80 characters, and Map Automatically says it is faster', () => {
+		const inputData = nodeProperties.filter((property) => property.name === 'inputData');
+		expect(inputData.map((property) => property.displayOptions?.show?.operation)).toEqual([
+			['create'],
+			['upsert'],
+			['syncBacklog'],
+		]);
+		for (const property of inputData) {
+			const options = property.options as INodePropertyOptions[];
+			for (const option of options)
+				expect(String(option.description).length).toBeLessThanOrEqual(DROPDOWN_DESCRIPTION);
+			const autoMap = options.find((option) => option.value === 'autoMap')!;
+			expect(autoMap.name).toBe('Map Automatically');
+			expect(autoMap.description).toMatch(/much faster for many items/);
+		}
+	});
+
+	it("Map Automatically's detail is shown under Input Data once it is chosen: a notice saying what is read, and that the parameters are read once", () => {
+		const notices = nodeProperties.filter((property) => property.name === 'autoMapNotice');
+		expect(notices).toHaveLength(3);
+		for (const notice of notices) {
+			expect(notice.type).toBe('notice');
+			expect(notice.displayOptions?.show?.inputData).toEqual(['autoMap']);
+			expect(notice.displayName).toContain('The parameters below are read once for all items.');
+		}
+	});
+
+	it('every option description of the node fits in 80 characters', () => {
+		const long = allProperties(nodeProperties).flatMap(([path, property]) =>
+			((property.options ?? []) as Option[])
+				.filter((option): option is INodePropertyOptions => 'value' in option)
+				.filter((option) => String(option.description ?? '').length > DROPDOWN_DESCRIPTION)
+				.map((option) => `${path} > ${option.name}: ${option.description}`),
+		);
+		expect(long).toEqual([]);
+	});
+
+	it('the Custom Fields JSON field says, visibly (its hint), that rows win over its keys; the rows say so too', () => {
+		const json = allProperties(nodeProperties).filter(([path]) => path === 'customFieldsJson');
+		const rows = allProperties(nodeProperties).filter(([path]) => path === 'customFields');
+		// Create, Create or Update, Update, Sync Backlog.
+		expect(json.length).toBeGreaterThanOrEqual(4);
+		expect(rows.length).toBe(json.length);
+		for (const [, property] of json) {
+			expect(property.displayName).toBe('Custom Fields (JSON)');
+			expect(property.hint).toBe('Rows under Custom Fields win over keys of the same name here');
+		}
+		for (const [, property] of rows) expect(property.description).toMatch(/A row wins over/);
+	});
+
+	it('Archive and Unarchive say what they do in plain words', () => {
+		const operation = nodeProperties.find(
+			(property) =>
+				property.name === 'operation' && property.displayOptions?.show?.resource?.[0] === 'task',
+		)!;
+		const described = Object.fromEntries(
+			(operation.options as INodePropertyOptions[]).map((option) => [
+				option.value,
+				option.description,
+			]),
+		);
+		expect(described.archive).toBe('Archive a task, keeping its status');
+		expect(described.unarchive).toBe('Restore an archived task, keeping its status');
+		expect(Object.values(described).join(' ')).not.toMatch(/(Set|Clear) archived/);
+	});
+
+	it('each optional field of the credential says, visibly (its hint), that it is optional and what it does', () => {
+		const properties = new TaskBacklogApi().properties;
+		const optional = properties.filter((property) => property.required !== true);
+		expect(optional.map((property) => property.name)).toEqual([
+			'account',
+			'versioning',
+			'actingUserUid',
+			'requestsPerMinute',
+			'rateLimitWindowSeconds',
+			'allowInsecureHttp',
+		]);
+		for (const property of optional) {
+			expect(property.hint).toMatch(/^Optional\. \S/);
+			expect(property.description).toBeTruthy();
+		}
+		const hintOf = (name: string) => properties.find((property) => property.name === name)?.hint;
+		expect(hintOf('account')).toContain('service-account header');
+		expect(hintOf('versioning')).toContain('service-versioning header');
+		expect(hintOf('actingUserUid')).toContain('service-user header');
+		// The required ones are not called optional.
+		for (const property of properties.filter((p) => p.required === true))
+			expect(`${property.description} ${property.hint ?? ''}`).not.toMatch(/optional/i);
+	});
 });

@@ -35,8 +35,10 @@ export class TaskBacklogTrigger implements INodeType {
 		group: ['trigger'],
 		// 1.1: the secret comes from the Task Backlog Webhook credential by default. Workflows saved with version 1
 		// keep reading it from the node's own parameters, as they always did.
-		version: [1, 1.1],
-		defaultVersion: 1.1,
+		// 1.2: Signature Covers Timestamp is a node parameter, on by default. Triggers saved with 1 or 1.1 keep it off
+		// unless they set it (in their parameters or their credential), as before.
+		version: [1, 1.1, 1.2],
+		defaultVersion: 1.2,
 		subtitle: '={{($parameter["events"] || []).join(", ") || "All events"}}',
 		description: 'Starts the workflow when the Task Backlog Service sends an event to this webhook',
 		defaults: { name: 'Task Backlog Trigger' },

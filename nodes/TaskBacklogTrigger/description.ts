@@ -105,6 +105,15 @@ export function triggerProperties(): INodeProperties[] {
 			description:
 				'How to check that a request comes from the service. A request that fails the check gets 401 and starts nothing.',
 		},
+		{
+			// Shown in every version: a notice is not stored and changes nothing a saved trigger does.
+			displayName:
+				'Anyone who knows the Production URL can start this workflow, with any data: with Authentication None nothing checks that a request comes from the service. Choose Shared Secret Header or HMAC-SHA256 Signature if the service can send a secret or sign its events.',
+			name: 'unauthenticatedNotice',
+			type: 'notice',
+			default: '',
+			displayOptions: { show: { authentication: ['none'] } },
+		},
 		// One parameter, two definitions told apart by node version (see secretSourceProperty).
 		secretSourceProperty(
 			'parameters',
@@ -142,7 +151,31 @@ export function triggerProperties(): INodeProperties[] {
 			description:
 				'Requests whose timestamp is further than this from now are rejected, and an event already accepted is not accepted again within it (see Drop Repeated Deliveries). 0 turns the age check off (repeats are then remembered for 5 minutes).',
 		},
-		legacyHeaders.signatureCoversTimestamp,
+		// Versions 1 and 1.1: off by default, and a node parameter only with Secret Source "Node Parameters (Legacy)"
+		// (with "Credential", the credential's field decides). A saved trigger stores only values that differ from the
+		// default, so this default cannot change under it.
+		{
+			...legacyHeaders.signatureCoversTimestamp,
+			displayOptions: {
+				show: {
+					'@version': [1, 1.1],
+					authentication: ['hmacSha256'],
+					secretSource: ['parameters'],
+				},
+			},
+		},
+		// Version 1.2 on: on by default, and a node parameter whatever the Secret Source (the credential's field keeps
+		// its default off, which credentials saved before store as nothing: changing it would change them).
+		{
+			...legacyHeaders.signatureCoversTimestamp,
+			default: true,
+			displayOptions: {
+				show: { '@version': [{ _cnd: { gte: 1.2 } }], authentication: ['hmacSha256'] },
+			},
+			description:
+				"Whether the HMAC is computed over the timestamp, a dot and the raw body, instead of the raw body alone. Only then can a captured body and signature not be re-sent with a fresh timestamp once the replay window has passed. Also on when the Webhook credential's Signature Covers Timestamp is on.",
+			hint: "The service must sign the timestamp too (HMAC of timestamp, '.', raw body, with the timestamp sent in the Timestamp Header). Its documentation does not say how it signs: ask it, and turn this off if it signs the body alone (every request would get 401).",
+		},
 		{
 			displayName: 'Options',
 			name: 'options',

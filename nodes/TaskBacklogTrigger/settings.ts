@@ -13,16 +13,20 @@ import {
 import type { VerificationMethod, VerificationSettings } from './verify';
 
 /**
- * Signature Covers Timestamp (the credential's, or the node's own in version 1) through the one boolean reader: an
- * expression's "true" is on (`=== true` took it for off), unset is off, anything else an error naming it.
+ * Signature Covers Timestamp (the credential's, or the node's own) through the one boolean reader: an expression's
+ * "true" is on (`=== true` took it for off), unset is the fallback (off before version 1.2), anything else an error
+ * naming it.
  */
-export function signatureCoversTimestamp(value: unknown, node: INode): boolean {
+export function signatureCoversTimestamp(value: unknown, node: INode, fallback = false): boolean {
 	return booleanSetting(node, value, {
 		label: 'Signature Covers Timestamp',
-		fallback: false,
+		fallback,
 		description: 'Set Signature Covers Timestamp to true or false.',
 	});
 }
+
+/** From this node version on, Signature Covers Timestamp is a node parameter whatever the Secret Source, on by default. */
+export const COVERS_TIMESTAMP_ON_NODE = 1.2;
 
 /** How requests are verified: from the Task Backlog Webhook credential, or from the node's legacy parameters. */
 export async function verificationSettings(
@@ -49,6 +53,16 @@ export async function verificationSettings(
 			ctx.getNode(),
 		),
 	};
+	// Version 1.2 on: the node's own parameter (on by default) also requires it; the credential's field can only add
+	// to it, never turn it off. Versions 1 and 1.1 read the credential or their legacy parameter alone, as before.
+	if (ctx.getNode().typeVersion >= COVERS_TIMESTAMP_ON_NODE && method === 'hmacSha256') {
+		settings.signatureCoversTimestamp =
+			signatureCoversTimestamp(
+				ctx.getNodeParameter('signatureCoversTimestamp', true),
+				ctx.getNode(),
+				true,
+			) || settings.signatureCoversTimestamp;
+	}
 	// A configuration error is the workflow owner's to fix, so it fails the execution visibly instead of
 	// turning every request away without a trace.
 	if (!settings.secret) {

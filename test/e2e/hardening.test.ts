@@ -6,7 +6,9 @@
 //  - an External ID expression yielding an object fails before any request;
 //  - the same signed webhook delivered twice to the Task Backlog Trigger (secret in the Task Backlog Webhook API
 //    credential) starts one execution (`n8n start`), and so does a flat event `{id, type, uid}` re-sent with a new
-//    timestamp (issue 44); with Drop Repeated Deliveries given the text "false" by an expression, a repeat runs again.
+//    timestamp (issue 44); with Drop Repeated Deliveries given the text "false" by an expression, a repeat runs again;
+//  - a trigger as added now (version 1.2) with a credential that leaves Signature Covers Timestamp at its default
+//    (off) still requires the signature over the timestamp: a body signed alone gets 401 (issue 47).
 import { createHmac, randomUUID } from 'crypto';
 import { createServer, type IncomingMessage, type Server } from 'http';
 import type { AddressInfo } from 'net';
@@ -38,6 +40,8 @@ const TASK_UID = '3c90c3cc-0d44-4b50-8888-8dd25736052a';
 const WEBHOOK_SECRET = 'e2e-webhook-secret-7c1d';
 const REDIRECT_CREDENTIAL = { id: 'hardenRedirect01', name: 'Task Backlog (redirecting Base URL)' };
 const WEBHOOK_CREDENTIAL = { id: 'hardenWebhook001', name: 'Task Backlog Webhook (e2e)' };
+/** The same secret, Signature Covers Timestamp left at its default (off): stored as nothing, as n8n's editor saves it. */
+const DEFAULTS_CREDENTIAL = { id: 'hardenWebhook002', name: 'Task Backlog Webhook (defaults)' };
 
 interface Recorder {
 	origin: string;
@@ -92,6 +96,9 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 	/** The same trigger with Drop Repeated Deliveries given the text "false" by an expression (issue 44). */
 	const repeatsWebhookId = randomUUID();
 	const repeatsWorkflowId = `hardenRepeats${major}`.padEnd(16, '0');
+	/** A trigger as added now (version 1.2, its defaults) with a credential that leaves Signature Covers Timestamp off. */
+	const newTriggerWebhookId = randomUUID();
+	const newTriggerWorkflowId = `hardenNewTrig${major}`.padEnd(16, '0');
 
 	/** A signed webhook that comments "Delivery <delivery>" on the event's task (nested `data.task.uid`, or flat `uid`). */
 	const webhookWorkflow = (
@@ -99,6 +106,10 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 		hookId = webhookId,
 		options: Record<string, unknown> = {},
 		name = `e2e: signed webhook delivered twice (${major}.x)`,
+		trigger: { typeVersion: number; credential: { id: string; name: string } } = {
+			typeVersion: 1.1,
+			credential: WEBHOOK_CREDENTIAL,
+		},
 	) => ({
 		id,
 		name,
@@ -110,11 +121,11 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				id: randomUUID(),
 				name: 'Signed event',
 				type: `${PKG}.taskBacklogTrigger`,
-				typeVersion: 1.1,
+				typeVersion: trigger.typeVersion,
 				position: [0, 0],
 				webhookId: hookId,
 				parameters: { authentication: 'hmacSha256', options },
-				credentials: { taskBacklogWebhookApi: WEBHOOK_CREDENTIAL },
+				credentials: { taskBacklogWebhookApi: trigger.credential },
 			},
 			{
 				id: randomUUID(),
@@ -139,6 +150,14 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			repeatsWebhookId,
 			{ dropRepeats: '={{ "false" }}' },
 			`e2e: Drop Repeated Deliveries "false" by an expression (${major}.x)`,
+		);
+	const newTriggerWorkflow = () =>
+		webhookWorkflow(
+			newTriggerWorkflowId,
+			newTriggerWebhookId,
+			{},
+			`e2e: a new trigger (1.2) with its defaults (${major}.x)`,
+			{ typeVersion: 1.2, credential: DEFAULTS_CREDENTIAL },
 		);
 	/** The body signed over `timestamp.body` with the credential's secret, as headers. */
 	const signedHeaders = (body: string, timestamp = String(Math.floor(Date.now() / 1000))) => ({
@@ -182,11 +201,13 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				type: 'taskBacklogWebhookApi',
 				data: { secret: WEBHOOK_SECRET, signatureCoversTimestamp: true },
 			},
+			{ ...DEFAULTS_CREDENTIAL, type: 'taskBacklogWebhookApi', data: { secret: WEBHOOK_SECRET } },
 		]);
-		// One import and one activation for both webhook workflows (each n8n command boots n8n).
-		await stage.folder.importWorkflow([webhookWorkflow(), repeatsWorkflow()]);
-		await timed(`n8n ${major}.x activate ${webhookWorkflowId}, ${repeatsWorkflowId}`, () =>
-			stage.folder.activateAll([webhookWorkflowId, repeatsWorkflowId]),
+		// One import and one activation for the webhook workflows (each n8n command boots n8n).
+		await stage.folder.importWorkflow([webhookWorkflow(), repeatsWorkflow(), newTriggerWorkflow()]);
+		const webhookWorkflowIds = [webhookWorkflowId, repeatsWorkflowId, newTriggerWorkflowId];
+		await timed(`n8n ${major}.x activate ${webhookWorkflowIds.join(', ')}`, () =>
+			stage.folder.activateAll(webhookWorkflowIds),
 		);
 	}, 30 * 60_000);
 
@@ -367,6 +388,49 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				60_000,
 			);
 			expect(commentsSaying('Delivery repeated')).toHaveLength(2);
+		},
+		8 * 60_000,
+	);
+
+	test(
+		'a new trigger (version 1.2) covers the timestamp by default: a captured body and signature given a fresh timestamp get 401 and run nothing; a signature over the timestamp runs',
+		async () => {
+			const path = `/webhook/${newTriggerWebhookId}/webhook`;
+			const n8n = await serving(path);
+			const now = Math.floor(Date.now() / 1000);
+			const captured = JSON.stringify({
+				type: 'task.completed',
+				uid: TASK_UID,
+				delivery: 'captured',
+			});
+			// Signed over the body alone ten minutes ago (as a service that does not sign the timestamp), re-sent now.
+			const replayed = await http('POST', `${n8n.baseUrl}${path}`, {
+				body: captured,
+				headers: {
+					'x-backlog-timestamp': String(now),
+					'x-backlog-signature': `sha256=${createHmac('sha256', WEBHOOK_SECRET).update(captured).digest('hex')}`,
+				},
+			});
+			const body = JSON.stringify({
+				type: 'task.completed',
+				uid: TASK_UID,
+				delivery: 'new trigger',
+			});
+			const good = await http('POST', `${n8n.baseUrl}${path}`, {
+				body,
+				headers: signedHeaders(body, String(now)),
+			});
+			log(
+				`n8n ${major}.x new trigger: ${replayed.status} ${replayed.text}; ${good.status} ${good.text}`,
+			);
+			expect([replayed.status, good.status]).toEqual([401, 200]);
+			await waitFor(
+				'the comment of the delivery signed over its timestamp',
+				() => commentsSaying('Delivery new trigger').length > 0,
+				60_000,
+			);
+			await new Promise((resolve) => setTimeout(resolve, 3000));
+			expect(commentsSaying('Delivery captured')).toHaveLength(0);
 		},
 		8 * 60_000,
 	);

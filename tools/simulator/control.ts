@@ -61,6 +61,11 @@ export const control = async (
 		}
 		const o = { ...body } as Partial<SimulatorOptions>;
 		if (o.faults) delete o.faults.only;
+		const refusals = refusalErrors(o.refuseContent);
+		if (refusals) {
+			send(res, 400, { message: refusals });
+			return;
+		}
 		try {
 			store.configure(o);
 		} catch (e) {
@@ -90,3 +95,23 @@ export const control = async (
 		send(res, 404, { message: 'Unknown simulator control route' });
 	}
 };
+
+/**
+ * Why `refuseContent` as sent to /_sim/configure is not what the service can refuse with (undefined when it is): a
+ * list of texts, each a string or `{ text, status, message? }` (types.ts ContentRefusal) with an error status.
+ */
+function refusalErrors(value: unknown): string | undefined {
+	if (value === undefined) return undefined;
+	if (!Array.isArray(value)) return 'refuseContent must be a list';
+	for (const [i, refusal] of value.entries()) {
+		if (typeof refusal === 'string') continue;
+		if (!isPlainObject(refusal) || typeof refusal.text !== 'string')
+			return `refuseContent[${i}] must be a text or { text, status, message? }`;
+		const { status, message } = refusal;
+		if (!Number.isInteger(status) || (status as number) < 400 || (status as number) > 599)
+			return `refuseContent[${i}].status must be an error status (400 to 599)`;
+		if (message !== undefined && typeof message !== 'string')
+			return `refuseContent[${i}].message must be a text`;
+	}
+	return undefined;
+}

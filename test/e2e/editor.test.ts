@@ -202,7 +202,10 @@ function editorSuite(major: N8nMajor, full: boolean): void {
 			);
 		});
 
-		const fullTest = full ? browserTest : test.skip;
+		// On 1.x these are not defined at all (not reported as skipped): the brief there is panel, Create, credential.
+		const fullTest: (name: string, fn: () => Promise<void>) => void = full
+			? browserTest
+			: () => undefined;
 		const ndvText = () => page.locator('[data-test-id="node-parameters"]').innerText();
 
 		browserTest(

@@ -14,7 +14,7 @@ export const README_PICTURES: Array<{ picture: string; shot: string; what: strin
 	{
 		picture: 'examples/screenshot-node.png',
 		shot: 'sync-backlog.png',
-		what: 'Sync Backlog in the node panel',
+		what: "Sync Backlog's parameters (examples/ticket-sync.json)",
 	},
 	{
 		picture: 'examples/screenshot-quick-start.png',

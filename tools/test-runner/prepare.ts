@@ -1,8 +1,9 @@
 /* eslint-disable no-console -- tool code, never ships */
 // Installs what the end-to-end suite needs before it starts (both pinned n8n majors, Redis for queue mode, Debian's
-// Chromium for the editor tests), in its own process so that the unit tests run meanwhile. Each install is idempotent and locked (tools/n8n/install.ts), so
-// an end-to-end file that needs one before this finishes waits for it instead of installing twice. Exit 0 even when
-// something could not be installed: the file that needs it then says why (and reports its tests skipped or failed).
+// Chromium for the editor tests), in its own process so that the unit tests run meanwhile. Each install is idempotent
+// and locked (tools/n8n/install.ts), so an end-to-end file that needs one before this finishes waits for it instead of
+// installing twice. Exit 0 even when something could not be installed: the file that needs it then says why (and
+// reports its tests skipped or failed).
 import { ensureN8n, type N8nMajor } from '../n8n/n8n';
 import { ensureRedis } from '../n8n/redis';
 import { ensureChromium } from '../screenshot/chromium';

@@ -445,7 +445,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				.map((r) => `${(r.body as any)?.items?.length ?? '?'}/${r.status}`)
 				.join(
 					' ',
-				)}; requests carrying each refused text: ${texts.map((text) => requests.filter((r) => carrying(r, text)).length).join(', ')}; answers not 200: ${answers.flatMap((answer, i) => (answer.status === 200 ? [] : [i])).join(' ')}; the refused tickets answered ${[...refused.keys()].map((i) => `${answers[i].status} ${answers[i].text.slice(0, 200)}`).join(' | ')}`,
+				)}; requests carrying each refused text: ${texts.map((text) => requests.filter((r) => carrying(r, text)).length).join(', ')}; answers not 200: ${answers.flatMap((answer, i) => (answer.status === 200 ? [] : [refused.has(i) ? `${i}` : `${i} (${answer.status} ${answer.text.slice(0, 200)})`])).join(' ')}; the refused tickets answered ${[...refused.keys()].map((i) => `${answers[i].status} ${answers[i].text.slice(0, 200)}`).join(' | ')}`,
 		);
 		// n8n stores the executions after it answers their events: wait for all, then read what there is (the
 		// assertions on their number say how many were missing).

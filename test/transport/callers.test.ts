@@ -93,6 +93,19 @@ describe('Per-caller state is bounded', () => {
 		expect(callerCount()).toBeLessThanOrEqual(2 * (MAX_CALLERS + 1) + 1);
 	});
 
+	it('past the cap, callers that were busy and are idle now are dropped by the next touch a second later, however many touches the last walk rested', () => {
+		jest.useFakeTimers();
+		let busy = true;
+		for (let i = 0; i <= 2 * MAX_CALLERS; i++)
+			callerState(`busy-${i}`).part('limiter', () => ({ busy: () => busy }));
+		expect(callerCount()).toBeGreaterThan(2 * MAX_CALLERS);
+		// Their windows pass (a limiter is busy a window after its last request); a second later, one touch.
+		busy = false;
+		jest.advanceTimersByTime(1001);
+		callerState('next');
+		expect(callerCount()).toBeLessThanOrEqual(MAX_CALLERS);
+	});
+
 	it('executions on many tokens leave at most MAX_CALLERS callers, and each still writes its ticket', async () => {
 		const tokens = Array.from({ length: 40 }, (_, i) => `token-${i}`);
 		sim.configure({ tokens });

@@ -65,15 +65,20 @@ export function callerState(key: string): Caller {
 /**
  * Touches left before the next walk past the cap, after a walk that found every other caller busy: walking them all
  * again on each touch would cost O(callers) per touch while they stay busy; resting as many touches as it passed makes
- * it O(1) on average. Within the cap, or with an idle caller to drop, a walk stops early and needs no rest.
+ * it O(1) on average. The rest also ends REST_MS after that walk: busy callers become idle with time (a limiter once its
+ * window has passed), and a process touched rarely would otherwise keep them past the cap for that many touches.
+ * Within the cap, or with an idle caller to drop, a walk stops early and needs no rest.
  */
 let restingTouches = 0;
+let restingUntil = 0;
+const REST_MS = 1000;
 
 function prune(at: number, touched: Caller) {
-	if (restingTouches > 0) {
+	if (restingTouches > 0 && at < restingUntil) {
 		restingTouches--;
 		return;
 	}
+	restingTouches = 0;
 	let passedBusy = 0;
 	for (const [key, caller] of callers) {
 		if (callers.size <= MAX_CALLERS && at - caller.usedAt < IDLE_MS) return;
@@ -84,6 +89,7 @@ function prune(at: number, touched: Caller) {
 		else passedBusy++;
 	}
 	restingTouches = passedBusy;
+	restingUntil = at + REST_MS;
 }
 
 /** How many callers this process remembers (bounded by MAX_CALLERS while they are idle). */
@@ -93,4 +99,5 @@ export const callerCount = () => callers.size;
 export function resetCallers() {
 	callers.clear();
 	restingTouches = 0;
+	restingUntil = 0;
 }

@@ -501,6 +501,24 @@ describe('query', () => {
 		expect(await uids()).toEqual([UID(3), UID(2)]);
 	});
 
+	test("queryIgnores ['time']: a server that does not filter by time answers a time condition as if it were absent", async () => {
+		const s = await start({ queryIgnores: ['time'] });
+		s.seedTasks(3, (i) => ({ uid: UID(i + 1), fields: { title: `t${i}`, team: 'a' } }));
+		const body = {
+			condition: {
+				combinator: 'and',
+				conditions: [
+					{ field: 'fields.team', operator: '==', value: 'a' },
+					{ field: 'updated_at', operator: '>=', value: '2999-01-01T00:00:00.000Z' },
+				],
+			},
+		};
+		const count = async () => (await call(s, 'POST', '/tasks/query', { body })).json.items.length;
+		expect(await count()).toBe(3); // the team condition kept, the time one dropped
+		s.configure({ queryIgnores: [] });
+		expect(await count()).toBe(0);
+	});
+
 	test('the issue-32 server: GET /tasks pages of at most 13 (maxPageSize), /tasks/query pages of 100 (queryMaxLimit)', async () => {
 		for (const profile of ['lenient', 'strict'] as const) {
 			const s = await start({ profile, maxPageSize: 13, readings: { queryMaxLimit: 100 } });

@@ -158,15 +158,26 @@ export const listTasks = (store: Store, sp: URLSearchParams): Page<Task> => {
 	return { items: renderTasks(store, page.items, expand), meta: page.meta };
 };
 
-/** A condition tree without its conditions on `uid` (undefined when nothing is left). */
-const withoutUid = (condition: unknown): unknown => {
+/** A condition tree without its conditions on the given fields (undefined when nothing is left). */
+const without = (condition: unknown, fields: readonly string[]): unknown => {
 	if (!isPlainObject(condition)) return condition;
 	if (Array.isArray(condition.conditions)) {
-		const kept = condition.conditions.map(withoutUid).filter((c) => c !== undefined);
+		const kept = condition.conditions.map((c) => without(c, fields)).filter((c) => c !== undefined);
 		return kept.length > 0 ? { ...condition, conditions: kept } : undefined;
 	}
-	return condition.field === 'uid' ? undefined : condition;
+	return fields.includes(condition.field as string) ? undefined : condition;
 };
+
+/** The task's time fields: what `queryIgnores: ['time']` drops conditions on. */
+const TIME_FIELDS = [
+	'created_at',
+	'updated_at',
+	'internal_created_at',
+	'internal_updated_at',
+	'done_at',
+	'started_at',
+	'assigned_at',
+];
 
 /** Option `queryUnknownFields`: one issue per condition naming such a field. */
 const unknownFieldIssues = (store: Store, condition: unknown, loc: Loc): Issue[] => {
@@ -186,7 +197,8 @@ const ignoredParts = (store: Store, body: unknown): unknown => {
 	const ignores = store.opts.queryIgnores ?? [];
 	if (!isPlainObject(body) || ignores.length === 0) return body;
 	const read: Record<string, unknown> = { ...body };
-	if (ignores.includes('uid')) read.condition = withoutUid(read.condition);
+	if (ignores.includes('uid')) read.condition = without(read.condition, ['uid']);
+	if (ignores.includes('time')) read.condition = without(read.condition, TIME_FIELDS);
 	if (ignores.includes('sorts')) delete read.sorts;
 	return read;
 };

@@ -240,9 +240,10 @@ export interface SimulatorOptions {
 	/**
 	 * Parts of a POST /tasks/query body the service ignores, as a server that does not filter or sort on them would:
 	 * `uid` drops every condition on the field `uid` (answering as if it were absent), `sorts` drops the sorts (answers
-	 * in its own order: created_at, then uid). Empty or absent: nothing ignored.
+	 * in its own order: created_at, then uid), `time` drops every condition on a time field (`updated_at`,
+	 * `internal_updated_at`, `created_at`, …: a server that does not filter by time). Empty or absent: nothing ignored.
 	 */
-	queryIgnores?: Array<'uid' | 'sorts'>;
+	queryIgnores?: Array<'uid' | 'sorts' | 'time'>;
 	/**
 	 * Fields a POST /tasks/query condition may not name, as a server without such a column: a condition on one is a
 	 * 422 (`loc` the condition's `field`, `msg` `unknown field`). Empty or absent: any field may be named.

@@ -1,9 +1,6 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // What stands between an authenticated request and its handler: the fixed-window rate limit per token, the faults
 // scripted with failNext(), the random faults of `options.faults` (latency, resets, 5xx, 429) and the contents the
 // service refuses (`options.refuseContent`), all before any side effect.
-import type * as http from 'node:http';
-
 import { HttpError } from './helpers';
 import type { Store } from './store';
 import type { LoggedRequest } from './types';
@@ -33,16 +30,15 @@ export function rateLimit(store: Store, token: string): void {
 }
 
 /**
- * Applies the scripted and the random faults: throws the HttpError to answer, or says `gone` (the connection is
- * cut, or the server stopped during the latency: nothing more to do), `cutAfterEffect` (do the work, then cut the
- * connection) or `proceed`.
+ * Applies the scripted and the random faults: throws the HttpError to answer, or says `reset` (cut the connection),
+ * `gone` (the client went away or the server stopped during the latency: nothing more to do), `cutAfterEffect` (do the
+ * work, then cut the connection) or `proceed`. `gone()` says whether the client has gone.
  */
 export async function applyFaults(
 	store: Store,
-	req: http.IncomingMessage,
-	res: http.ServerResponse,
 	entry: LoggedRequest,
-): Promise<'gone' | 'cutAfterEffect' | 'proceed'> {
+	gone: () => boolean,
+): Promise<'reset' | 'gone' | 'cutAfterEffect' | 'proceed'> {
 	const { method, path } = entry;
 	// 3a. scripted faults, before any side effect
 	const scripted = store.scriptedFaults.findIndex(
@@ -55,8 +51,7 @@ export async function applyFaults(
 			cutAfterEffect = true;
 		} else if (fault.status === 'reset') {
 			entry.fault = 'reset';
-			req.socket.destroy();
-			return 'gone';
+			return 'reset';
 		} else {
 			entry.fault = `scripted-${fault.status}`;
 			const headers =
@@ -84,7 +79,7 @@ export async function applyFaults(
 		if (f.latencyMs) {
 			const [lo, hi] = f.latencyMs;
 			await store.sleep(lo + rLatency * Math.max(0, hi - lo));
-			if (store.stopped || res.destroyed) return 'gone';
+			if (store.stopped || gone()) return 'gone';
 		}
 		const retryAfter =
 			rRetry < (f.retryAfterRate ?? 0)
@@ -92,8 +87,7 @@ export async function applyFaults(
 				: undefined;
 		if (rReset < (f.resetRate ?? 0)) {
 			entry.fault = 'reset';
-			req.socket.destroy();
-			return 'gone';
+			return 'reset';
 		}
 		if (rError < (f.error5xxRate ?? 0)) {
 			const code = [500, 502, 503][Math.min(2, Math.floor(rCode * 3))];

@@ -5,30 +5,46 @@ import type * as http from 'node:http';
 import { MAX_BODY_BYTES, httpError, type HttpError } from './helpers';
 import { PlainText, variedErrorBody } from './readings';
 import type { Store } from './store';
+import type { InProcessOutcome } from './types';
+
+/** An answer as it goes on the wire: status, headers (lower-case names) and the body's text. */
+export type Answer = Exclude<InProcessOutcome, string>;
+
+/** A JSON (or plain-text) answer, as the HTTP server writes it and the in-process transport hands it back. */
+export const answer = (
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): Answer => {
+	const text = body instanceof PlainText;
+	const raw = text ? body.text : JSON.stringify(body);
+	const type = text ? 'text/plain; charset=utf-8' : 'application/json';
+	const named: Record<string, string> = {
+		'content-type': type,
+		'content-length': String(Buffer.byteLength(raw)),
+	};
+	for (const [name, value] of Object.entries(headers)) named[name.toLowerCase()] = value;
+	return { status, headers: named, body: raw };
+};
+
+export const write = (res: http.ServerResponse, a: Answer): void => {
+	if (res.headersSent || res.destroyed) return;
+	res.writeHead(a.status, a.headers);
+	res.end(a.body);
+};
 
 export const send = (
 	res: http.ServerResponse,
 	status: number,
 	body: unknown,
 	headers: Record<string, string> = {},
-): void => {
-	if (res.headersSent || res.destroyed) return;
-	const text = body instanceof PlainText;
-	const raw = text ? body.text : JSON.stringify(body);
-	const type = text ? 'text/plain; charset=utf-8' : 'application/json';
-	res.writeHead(status, {
-		'content-type': type,
-		'content-length': String(Buffer.byteLength(raw)),
-		...headers,
-	});
-	res.end(raw);
-};
+): void => write(res, answer(status, body, headers));
 
 /** An error answer; reading errorBodies `varied` reshapes the simulator's own bodies (not scripted ones). */
-export const sendError = (store: Store, res: http.ServerResponse, e: HttpError): void => {
+export const errorAnswer = (store: Store, e: HttpError): Answer => {
 	const body =
 		store.R.errorBodies === 'varied' && !e.verbatim ? variedErrorBody(e.status, e.body) : e.body;
-	send(res, e.status, body, e.headers);
+	return answer(e.status, body, e.headers);
 };
 
 /**

@@ -310,6 +310,26 @@ export interface Meanwhile {
 	action: () => void | Promise<void>;
 }
 
+/** A request handed to the simulator without a socket (Simulator.handle). */
+export interface InProcessRequest {
+	method: string;
+	/** The path and query (`/api/v1/tasks?limit=5`), or a whole URL whose origin is ignored. */
+	url: string;
+	/** Lower-case names. */
+	headers: Record<string, string | string[] | undefined>;
+	/** The body as sent on the wire (JSON text), if any. */
+	body?: string;
+	/** Whether the client has gone (aborted): the server then does nothing more for it, as for a closed socket. */
+	gone?: () => boolean;
+}
+
+/**
+ * What the simulator does with a request: an answer as it would go on the wire (lower-case header names, the body's
+ * text), `reset` (the connection cut) or `gone` (the client went away: nothing sent).
+ */
+export type InProcessOutcome =
+	{ status: number; headers: Record<string, string>; body: string } | 'reset' | 'gone';
+
 export interface Simulator {
 	url: string;
 	port: number;
@@ -332,5 +352,10 @@ export interface Simulator {
 	 * a listing answered then shows what `action` wrote).
 	 */
 	meanwhile(when: Meanwhile['when'], action: Meanwhile['action']): void;
+	/**
+	 * Handles one API request without a socket, exactly as the HTTP server does (log, auth, window, faults, intercept,
+	 * routes): the in-process transport of the seeded simulation. The /_sim control routes are HTTP only.
+	 */
+	handle(request: InProcessRequest): Promise<InProcessOutcome>;
 	stop(): Promise<void>;
 }

@@ -20,6 +20,7 @@ import {
 import { BacklogClient } from '../shared/transport/client';
 import { listTasks } from '../shared/tasks/listTasks';
 import { queryTasks, refusesCondition } from '../shared/tasks/queryTasks';
+import { changedSinceCondition } from '../shared/tasks/stamps';
 import type { PollEvent, PollState, Stamps } from './changes';
 import {
 	changedAt,
@@ -187,7 +188,7 @@ export class TaskBacklogPollTrigger implements INodeType {
 			// custom field and return nothing), so those go to POST /tasks/query as conditions. Whatever comes back,
 			// the trigger filters and de-duplicates on its side.
 			const extra: IDataObject[] =
-				sendTimeFilter && afterMs !== undefined ? [timeCondition(afterMs, stamps)] : [];
+				sendTimeFilter && afterMs !== undefined ? [changedSinceCondition(afterMs, stamps)] : [];
 			// The next slice of a window read over several polls: the query pages in uid order.
 			if (slice.afterUid !== undefined)
 				extra.push({ field: 'uid', operator: '>', value: slice.afterUid });
@@ -331,20 +332,6 @@ export class TaskBacklogPollTrigger implements INodeType {
 
 /** Tasks read to tell whether the service fills internal_updated_at, when a window's tasks could not. */
 const STAMPS_PROBE_SIZE = 5;
-
-/**
- * A window's time condition: tasks changed since `afterMs`. Where the service fills internal_updated_at, a task whose
- * caller wrote an old updated_at is still found by it.
- */
-function timeCondition(afterMs: number, stamps: Stamps | undefined): IDataObject {
-	const value = new Date(afterMs).toISOString();
-	const byUpdatedAt = { field: 'updated_at', operator: '>=', value };
-	if (stamps !== 'internal') return byUpdatedAt;
-	return {
-		combinator: 'or',
-		conditions: [byUpdatedAt, { field: 'internal_updated_at', operator: '>=', value }],
-	};
-}
 
 /** The newest few tasks in the event's state, for a manual run. */
 function recent(

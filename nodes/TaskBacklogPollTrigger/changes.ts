@@ -1,9 +1,22 @@
 import type { IDataObject } from 'n8n-workflow';
 
-export type PollEvent = 'newTask' | 'updatedTask' | 'closedTask';
+import type { Instant, Stamps } from '../shared/tasks/stamps';
+import { changedAt, compareInstants, instant, stampsShown } from '../shared/tasks/stamps';
 
-/** See PollState.stamps. */
-export type Stamps = 'internal' | 'updated' | 'refused';
+// The service's stamps, read as Sync Backlog's read of what changed reads them (shared/tasks/stamps.ts).
+export type { Instant, Stamps } from '../shared/tasks/stamps';
+export {
+	changedAt,
+	compareInstants,
+	fillsInternalStamp,
+	instant,
+	stampsShown,
+} from '../shared/tasks/stamps';
+
+const text = (value: unknown): string | undefined =>
+	typeof value === 'string' && value !== '' ? value : undefined;
+
+export type PollEvent = 'newTask' | 'updatedTask' | 'closedTask';
 
 /** What the trigger remembers between polls, in the workflow's static data. */
 export interface PollState {
@@ -75,64 +88,6 @@ export const MAX_SEEN = 2000;
 
 /** A server stamp further ahead of our clock than this is not allowed to move the position (it would hide changes). */
 export const MAX_CLOCK_AHEAD_MS = 10 * 60 * 1000;
-
-/** [milliseconds since the epoch, digits below the millisecond as nanoseconds]: the API may send microseconds. */
-export type Instant = [number, number];
-
-export function instant(value: unknown): Instant | undefined {
-	if (typeof value !== 'string' || value.trim() === '') return undefined;
-	const text = value.trim();
-	const match = /^(.*T\d{2}:\d{2}:\d{2})[.,](\d+)(.*)$/.exec(text);
-	if (!match) {
-		const ms = Date.parse(text);
-		return Number.isNaN(ms) ? undefined : [ms, 0];
-	}
-	const [, head, fraction, zone] = match;
-	const ms = Date.parse(`${head}.${fraction.slice(0, 3).padEnd(3, '0')}${zone}`);
-	if (Number.isNaN(ms)) return undefined;
-	return [ms, Number(fraction.slice(3, 9).padEnd(6, '0'))];
-}
-
-export function compareInstants(a: Instant, b: Instant): number {
-	return a[0] - b[0] || a[1] - b[1];
-}
-
-const text = (value: unknown): string | undefined =>
-	typeof value === 'string' && value !== '' ? value : undefined;
-
-/**
- * When a task last changed, as far as the service says: the later of updated_at and internal_updated_at. A caller may
- * write updated_at (spec 2.2), e.g. its ticket's own time, hours old, so updated_at can go back; internal_updated_at
- * is not accepted in bodies, so where the service fills it, it dates every write. Where it is null, updated_at alone.
- */
-export function changedAt(task: IDataObject): string | undefined {
-	const updated = text(task.updated_at);
-	const internal = text(task.internal_updated_at);
-	const [u, i] = [instant(updated), instant(internal)];
-	if (!i) return updated;
-	if (!u) return internal;
-	return compareInstants(i, u) > 0 ? internal : updated;
-}
-
-/** Whether a task read shows the service filling internal_updated_at: true, false, or undefined when it cannot tell. */
-export function fillsInternalStamp(task: IDataObject): boolean | undefined {
-	if (instant(task.internal_updated_at)) return true;
-	return instant(task.updated_at) ? false : undefined;
-}
-
-/**
- * What the tasks read show of the service's stamps (see PollState.stamps): `internal` once one task carries
- * internal_updated_at, `updated` when every task that could tell had none; undefined when none could tell.
- */
-export function stampsShown(tasks: IDataObject[]): 'internal' | 'updated' | undefined {
-	let shown: 'internal' | 'updated' | undefined;
-	for (const task of tasks) {
-		const fills = fillsInternalStamp(task);
-		if (fills === true) return 'internal';
-		if (fills === false) shown = 'updated';
-	}
-	return shown;
-}
 
 /**
  * The time a task's event happened, or undefined when the task is not in that event's state. New: the service's

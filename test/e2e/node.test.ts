@@ -19,6 +19,7 @@ import {
 	setUpStage,
 } from './lib/backlog';
 import { countRequests, readingsFor } from '../../tools/simulator/simulator';
+import { ageTasks } from '../helpers/age';
 
 const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 const CREATED_UID = '7a0f8a52-3c1e-4f5b-9e2d-0c6b1a2f3e41';
@@ -249,6 +250,8 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 			[{ uid: staleUid }] = stage.sim.seedTasks(1, () => ({
 				fields: { title: 'Gone ticket', ticket_id: 'S-0', source: 'e2e-sync' },
 			}));
+			// Left by a sync an hour ago: past Sync Backlog's Close Grace Period, so it is closed, not kept open.
+			ageTasks(stage.sim, 60 * 60_000, (task) => task.uid === staleUid);
 			const pagingFilter = { customFields: { field: [{ name: 'group', value: 'paging' }] } };
 			const workflow = manualWorkflow(
 				wid('Reads'),

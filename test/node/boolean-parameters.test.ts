@@ -6,6 +6,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { Simulator } from '../../tools/simulator/simulator';
+import { ageTasks } from '../helpers/age';
 import { byId, runBacklog, uidOf, useSimulator, writesSent } from '../helpers/backlog';
 
 let sim: Simulator;
@@ -21,12 +22,15 @@ const sync = (dryRun: unknown) => ({
 });
 const tickets = (n: number) =>
 	Array.from({ length: n }, (_, i) => ({ id: `T-${i + 1}`, title: `Ticket ${i + 1}` }));
-/** The source's open tasks T-1 ... T-3; a sync of T-1 and T-2 updates nothing and closes T-3. */
-const seedSource = () =>
-	sim.seedTasks(3, (i) => ({
+/** The source's open tasks T-1 ... T-3, an hour old; a sync of T-1 and T-2 updates nothing and closes T-3. */
+const seedSource = () => {
+	const seeded = sim.seedTasks(3, (i) => ({
 		uid: uidOf(`T-${i + 1}`),
 		fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk' },
 	}));
+	ageTasks(sim);
+	return seeded;
+};
 const closed = () => [...sim.tasks.values()].filter((task) => task.status === 'DONE').length;
 
 describe('Sync Backlog: Dry Run takes a boolean only', () => {

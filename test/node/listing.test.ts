@@ -6,6 +6,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
+import { ageTasks } from '../helpers/age';
 import { readingsOf, runBacklog, sent, useSimulator } from '../helpers/backlog';
 
 let sim: Simulator;
@@ -35,7 +36,7 @@ const getAll = (filters: IDataObject = {}) => ({
 	filters,
 });
 
-/** The source's open tasks, as an earlier sync of tickets T-1 ... T-n left them; and `others` of another source. */
+/** The source's open tasks, as an earlier sync of tickets T-1 ... T-n left them an hour ago; and `others` of another source. */
 function seedSource(n: number, others = 0) {
 	sim.seedTasks(n, (i) => ({
 		uid: uidOf(`T-${i + 1}`),
@@ -43,6 +44,8 @@ function seedSource(n: number, others = 0) {
 	}));
 	if (others > 0)
 		sim.seedTasks(others, (i) => ({ fields: { title: `Other ${i}`, source: 'crm' } }));
+	// Past Sync Backlog's Close Grace Period: the missing ones are closed, not kept open.
+	ageTasks(sim);
 	sim.clearRequests();
 }
 

@@ -6,6 +6,7 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { ageTasks } from '../helpers/age';
 import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { resetCallers } from '../../nodes/shared/callers/registry';
@@ -354,6 +355,8 @@ describe('Map Automatically > Sync Backlog', () => {
 			sourceValue: 'helpdesk',
 		};
 		await runBacklog(sim, define, { items: tickets(4) });
+		// That sync ran an hour ago (past the Close Grace Period): T-3, missing now, is closed.
+		ageTasks(sim);
 		const items = tickets(4)
 			.filter((ticket) => ticket.id !== 'T-3')
 			.map((ticket) =>

@@ -3,6 +3,7 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
+import { ageTasks } from '../helpers/age';
 import { runBacklog, useSimulator, writesSent } from '../helpers/backlog';
 
 let sim: Simulator;
@@ -22,12 +23,16 @@ const tickets = (from: number, to: number) =>
 		id: `T-${from + i}`,
 		title: `Ticket ${from + i}`,
 	}));
-/** The source's open tasks, as an earlier sync of tickets T-1 ... T-n left them. */
-const seedSource = (n: number) =>
-	sim.seedTasks(n, (i) => ({
+/** The source's open tasks, as an earlier sync of tickets T-1 ... T-n left them an hour ago (past the grace period). */
+const seedSource = (n: number) => {
+	const seeded = sim.seedTasks(n, (i) => ({
 		uid: uidOf(`T-${i + 1}`),
 		fields: { title: `Ticket ${i + 1}`, ticket_id: `T-${i + 1}`, source: 'helpdesk' },
 	}));
+	const uids = new Set(seeded.map((task) => task.uid));
+	ageTasks(sim, 60 * 60_000, (task) => uids.has(task.uid));
+	return seeded;
+};
 const closed = () => [...sim.tasks.values()].filter((task) => task.status === 'DONE').length;
 /** Seeds a source of `open` tasks and syncs `items` with these Sync Options: the run goes through; how many it closed. */
 async function closedBy(open: number, items: IDataObject[], syncOptions: IDataObject = {}) {

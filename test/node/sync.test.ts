@@ -1,4 +1,5 @@
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { ageTasks } from '../helpers/age';
 import { runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 
@@ -21,6 +22,8 @@ const ticketsFrom = (ids: number[], title = (id: number) => `Ticket ${id}`) =>
 async function seedFirstSync() {
 	const first = await runBacklog(sim, sync(), { items: ticketsFrom([1, 2, 3, 4, 5]) });
 	expect(first.error).toBeUndefined();
+	// That sync ran an hour ago: past the Close Grace Period, its tasks are closed when their tickets go missing.
+	ageTasks(sim);
 	// A task of another source, open: never closed by this sync.
 	sim.seedTasks(1, () => ({ fields: { title: 'Other', source: 'crm' } }));
 	sim.clearRequests();
@@ -110,6 +113,7 @@ describe('Task > Sync Backlog', () => {
 	it('pages through a source larger than one page', async () => {
 		const ids = Array.from({ length: 35 }, (_, i) => i + 1);
 		await runBacklog(sim, sync(), { items: ticketsFrom(ids) });
+		ageTasks(sim);
 		sim.clearRequests();
 		const run = await runBacklog(sim, sync(), { items: ticketsFrom(ids.slice(0, 30)) });
 		expect(run.json.filter((json) => json.action === 'close')).toHaveLength(5);

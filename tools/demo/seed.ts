@@ -36,12 +36,22 @@ export const DEMO_SEED: Array<Partial<TaskBody>> = [
 	{ fields: { title: 'Tidy up the shared inbox rules', source: 'email' }, status: 'STARTED' },
 ];
 
-/** Inserts the demo's tasks (created a few days ago, in this order); returns how many. */
+/**
+ * Inserts the demo's tasks (created a few days ago, in this order, and not changed since); returns how many. Their
+ * other stamps are moved back to their creation too: a task the service stamped within Sync Backlog's Close Grace
+ * Period is kept open, not closed, and HD-0998 is the one the example closes.
+ */
 export function seedDemoTasks(sim: Simulator): number {
 	const now = Date.now();
-	sim.seedTasks(DEMO_SEED.length, (i) => ({
+	const seeded = sim.seedTasks(DEMO_SEED.length, (i) => ({
 		...DEMO_SEED[i],
 		created_at: new Date(now - (DEMO_SEED.length - i) * DAY_MS).toISOString(),
 	}));
+	for (const { uid } of seeded) {
+		const task = sim.tasks.get(uid)!;
+		task.updated_at = task.created_at;
+		if (task.internal_created_at !== null) task.internal_created_at = task.created_at;
+		if (task.internal_updated_at !== null) task.internal_updated_at = task.created_at;
+	}
 	return DEMO_SEED.length;
 }

@@ -10,9 +10,19 @@ import { taskInputReader } from './taskInput';
 /** The mass-close guard's defaults: see closeGuard and the README ("How it works"). */
 export const DEFAULT_MAX_CLOSE_SHARE = 20;
 export const DEFAULT_CLOSE_ALLOWANCE = 10;
+/** Close Grace Period's default: the service's default polling interval (spec 1, route 3), 5 minutes. */
+export const DEFAULT_CLOSE_GRACE_MINUTES = 5;
 
 export type Action =
-	'create' | 'update' | 'reopen' | 'unarchive' | 'unchanged' | 'close' | 'duplicate' | 'conflict';
+	| 'create'
+	| 'update'
+	| 'reopen'
+	| 'unarchive'
+	| 'unchanged'
+	| 'close'
+	| 'kept_open'
+	| 'duplicate'
+	| 'conflict';
 
 export interface Step {
 	action: Action;
@@ -25,6 +35,8 @@ export interface Step {
 	/** For a conflict: the source the ticket's task holds (another source's task, never written), and what to say. */
 	taskSource?: string;
 	message?: string;
+	/** For a task kept open (kept_open): the newest of its service stamps, within the grace period or after the run began. */
+	touchedAt?: string;
 }
 
 export interface Ticket {
@@ -129,24 +141,72 @@ export function conflictStep(ticket: Ticket, taskSource: string, source: Source)
 	return { action: 'conflict', uid, externalId, itemIndex, body: {}, taskSource, message };
 }
 
-/** The open tasks of the source whose tickets are not in the input: each is closed (status DONE, never deleted). */
+/**
+ * The stamps the service keeps on a task, on its own clock (spec 2.2): `updated_at` and `created_at` are always
+ * there, the internal ones may be null (facts and docs/spec-open-points.md: a server may keep a caller's `updated_at`
+ * as written, hours old, and leave the internal stamps null). The newest of those present dates the last change; the
+ * node itself never writes `created_at` or `updated_at`, so a task it created or changed carries the service's time
+ * in them under every reading.
+ */
+export const SERVICE_STAMPS = [
+	'updated_at',
+	'internal_updated_at',
+	'created_at',
+	'internal_created_at',
+] as const;
+
+/** The newest service stamp of a task (milliseconds since the epoch and as the service wrote it), if any is a date. */
+export function lastTouched(task: IDataObject): { ms: number; text: string } | undefined {
+	let newest: { ms: number; text: string } | undefined;
+	for (const name of SERVICE_STAMPS) {
+		const value = task[name];
+		if (typeof value !== 'string') continue;
+		const ms = Date.parse(value);
+		if (Number.isFinite(ms) && (newest === undefined || ms > newest.ms))
+			newest = { ms, text: value };
+	}
+	return newest;
+}
+
+/**
+ * The open tasks of the source whose tickets are not in the input: each is closed (status DONE, never deleted), unless
+ * the service created or updated it at or after `keepTouchedSince` (the run's start less the grace period): such a task
+ * may belong to a ticket newer than the input (an event's Create or Update by External ID after the upstream node read
+ * its tickets, or another run of the same source that created it), so it is kept open (`kept_open`), and a later run
+ * closes it if its ticket is still missing.
+ */
 export function closesFor(
 	open: IDataObject[],
 	tickets: Map<string, Ticket>,
 	externalIdField: string,
+	keepTouchedSince = Infinity,
 ): Step[] {
 	return open
 		.filter((task) => !tickets.has(String(task.uid).toLowerCase()))
 		.map((task) => {
 			const externalId = ((task.fields ?? {}) as IDataObject)[externalIdField] as
 				string | undefined;
-			return {
-				action: 'close',
-				uid: String(task.uid).toLowerCase(),
-				externalId,
-				body: { status: 'DONE' },
-			};
+			const uid = String(task.uid).toLowerCase();
+			const touched = lastTouched(task);
+			if (touched !== undefined && touched.ms >= keepTouchedSince)
+				return { action: 'kept_open', uid, externalId, body: {}, touchedAt: touched.text };
+			return { action: 'close', uid, externalId, body: { status: 'DONE' } };
 		});
+}
+
+/**
+ * Close Grace Period (Minutes), in milliseconds: 0 keeps only the tasks changed after the run began (those cannot be
+ * in an input read before it). Read once, from item 0, before any request.
+ */
+export function closeGraceMs(ctx: IExecuteFunctions, options: IDataObject): number {
+	const minutes = limitOption(
+		ctx,
+		options.closeGraceMinutes,
+		DEFAULT_CLOSE_GRACE_MINUTES,
+		'Close Grace Period (Minutes)',
+		Infinity,
+	);
+	return minutes * 60_000;
 }
 
 /**

@@ -14,11 +14,13 @@ import { requiredText, requireFieldName } from '../shared/parameters';
 import { batchSize, taskGateway } from '../shared/requestOptions';
 import type { Source, Step } from '../shared/syncPlan';
 import {
+	closeGraceMs,
 	closeGuard,
 	closesFor,
 	CONFLICT_HINT,
 	conflictStep,
 	DEFAULT_CLOSE_ALLOWANCE,
+	DEFAULT_CLOSE_GRACE_MINUTES,
 	DEFAULT_MAX_CLOSE_SHARE,
 	GUARD_HINT,
 	otherSourceOf,
@@ -103,6 +105,14 @@ export const description = forOperation('task', 'syncBacklog', [
 				description: `Number of tasks a run may always close, whatever their share of the open tasks (Max Share to Close applies above it). At the default of ${DEFAULT_CLOSE_ALLOWANCE} or below it stops at half of the source's open tasks (its only one may be closed), so a short input never closes a small source entirely or mostly; a value above ${DEFAULT_CLOSE_ALLOWANCE} allows that many, even every open task.`,
 			},
 			{
+				displayName: 'Close Grace Period (Minutes)',
+				name: 'closeGraceMinutes',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: DEFAULT_CLOSE_GRACE_MINUTES,
+				description: `A task missing from the input is kept open if the service created or updated it this many minutes before the run began, or since: its ticket may be newer than the input (a Create or Update by an event, another run of this source). A later run closes it if it is still missing. 0 keeps only those changed since the run began. Default ${DEFAULT_CLOSE_GRACE_MINUTES}, the service's default sync interval.`,
+			},
+			{
 				displayName: 'Max Share to Close (%)',
 				name: 'maxCloseShare',
 				type: 'number',
@@ -155,9 +165,13 @@ export async function execute(
 				"Execute Once hands the node only the first input item, and Sync Backlog would close every other ticket's task. Turn off Settings › Execute Once.",
 		});
 	}
+	// The run's start on the wall clock: tasks the service stamps after it, or within the grace period before it, are
+	// not closed by absence (closesFor). Taken first: the upstream node read its tickets before this.
+	const startedAt = Date.now();
 	// Read before anything is sent: a Dry Run that is not a boolean stops the node (see readDryRun).
 	const dryRun = readDryRun(this);
 	const options = this.getNodeParameter('syncOptions', 0, {}) as IDataObject;
+	const graceMs = closeGraceMs(this, options);
 	const source: Source = {
 		field: requireFieldName(this, 0, 'Source Field', options.sourceField || 'source'),
 		value: requiredText(this, 0, 'Source Value', this.getNodeParameter('sourceValue', 0, '')),
@@ -210,8 +224,16 @@ export async function execute(
 		);
 	}
 	const open = existing.filter((task) => task.status !== 'DONE' && task.archived !== true);
-	const closes = closesFor(open, tickets, readIdentityOptions(this, 0, options).externalIdField);
-	steps.push(...closes);
+	// Missing from the input: closed, or kept open when the service changed it within the grace period (or during the
+	// run). The guard judges the closes against every open task of the source, the kept ones included.
+	const absent = closesFor(
+		open,
+		tickets,
+		readIdentityOptions(this, 0, options).externalIdField,
+		startedAt - graceMs,
+	);
+	const closes = absent.filter((step) => step.action === 'close');
+	steps.push(...absent);
 
 	const guard = closeGuard(this, options, closes, open.length, source);
 	if (guard && !dryRun)
@@ -231,7 +253,10 @@ export async function execute(
 		const writes: TaskWrite[] = steps
 			.filter(
 				(step) =>
-					step.action !== 'unchanged' && step.action !== 'duplicate' && step.action !== 'conflict',
+					step.action !== 'unchanged' &&
+					step.action !== 'kept_open' &&
+					step.action !== 'duplicate' &&
+					step.action !== 'conflict',
 			)
 			.map((step) => ({
 				mode: step.action === 'close' ? 'patch' : 'upsert',
@@ -266,6 +291,10 @@ export async function execute(
 			json.error = step.message;
 			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
 			continue;
+		}
+		if (step.action === 'kept_open') {
+			json.touched_at = step.touchedAt;
+			json.note = `Not in the input, but the service created or updated the task at ${step.touchedAt}, within the Close Grace Period (${graceMs / 60_000} min) before this run or during it: its ticket may be newer than the input, so it is left open. A later run closes it if its ticket is still missing.`;
 		}
 		if (step.action === 'unarchive')
 			json.note = 'The task was archived; it is restored (archived false, status TODO)';

@@ -14,11 +14,14 @@ const jestBin = require.resolve('jest/bin/jest', { paths: [root] });
 const config = path.join(root, 'test', 'jest.config.js');
 const resultsDir = path.join(root, '.build', 'test-results');
 
-/** Files whose tests assert on durations or on how requests share a rate window: never beside each other. */
-const TIMED = [
-	/test\/e2e\/triggers\.test\.ts$/,
-	/test\/e2e\/queue-mode\.test\.ts$/,
-	/test\/scale-out\/processes\.test\.ts$/,
+/**
+ * Files whose tests assert on durations or on how requests share a rate window: never beside each other. In project
+ * e2e only for triggers.test.ts: its strict run skips those tests (loadTest), and shares the machine.
+ */
+const TIMED: Array<{ file: RegExp; project?: string }> = [
+	{ file: /test\/e2e\/triggers\.test\.ts$/, project: 'e2e' },
+	{ file: /test\/e2e\/queue-mode\.test\.ts$/ },
+	{ file: /test\/scale-out\/processes\.test\.ts$/ },
 ];
 
 /**
@@ -123,8 +126,12 @@ function unitTime(lane: string, unit: Unit, resultFile: string, seconds: number)
  * go longest first (by their size: a fair guess of their time).
  */
 async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string[] }> {
-	const isTimed = (unit: Unit) => TIMED.some((pattern) => pattern.test(unit.file));
-	const isAlone = (unit: Unit) => ALONE.some((pattern) => pattern.test(unit.file));
+	const matches = (list: typeof TIMED, unit: Unit) =>
+		list.some(
+			({ file, project }) => file.test(unit.file) && (!project || project === unit.project),
+		);
+	const isTimed = (unit: Unit) => matches(TIMED, unit);
+	const isAlone = (unit: Unit) => matches(ALONE, unit);
 	// the files that run alone first, so that the others then share the machine
 	const timed = units.filter(isTimed).sort((a, b) => Number(isAlone(b)) - Number(isAlone(a)));
 	const others = units
@@ -158,7 +165,7 @@ async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string
 	let restRunning: Promise<void> = Promise.resolve();
 	const timedLane = async () => {
 		for (const unit of timed) {
-			if (!ALONE.some((pattern) => pattern.test(unit.file))) {
+			if (!isAlone(unit)) {
 				await runUnit('timed', unit, false);
 				continue;
 			}

@@ -25,8 +25,10 @@ export class TaskBacklog implements INodeType {
 		// stored), and Update no longer offers Keep Other Custom Fields (the other custom fields are always kept).
 		// Workflows saved with version 1 keep both as before: String as the default (the text sent as typed), and
 		// the option.
-		version: [1, 2],
-		defaultVersion: 2,
+		// 3: Sync Backlog outputs the changes and a summary by default (Output), not a row per ticket with its task;
+		// workflows saved with 1 or 2 keep every row unless the user picks another Output.
+		version: [1, 2, 3],
+		defaultVersion: 3,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description: 'Create, update, close and find tasks and comments in the Task Backlog Service',
 		defaults: { name: 'Task Backlog' },

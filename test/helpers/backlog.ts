@@ -54,6 +54,8 @@ export async function runBacklog(
 		executeOnce?: boolean;
 		/** The node's run in its execution (Loop Over Items: 0, 1, 2 ...). */
 		runIndex?: number;
+		/** The node's version (default the latest): a workflow saved with an earlier one. */
+		typeVersion?: number;
 		/** Cancel the execution this long after it started. */
 		cancelAfterMs?: number;
 		/** Cancel the execution when this settles. */
@@ -80,6 +82,7 @@ export async function runBacklog(
 		executionId: options.executionId,
 		executeOnce: options.executeOnce,
 		runIndex: options.runIndex,
+		typeVersion: options.typeVersion,
 		cancelAfterMs: options.cancelAfterMs,
 		cancelWhen: options.cancelWhen,
 	});

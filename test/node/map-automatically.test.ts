@@ -344,7 +344,7 @@ describe('Map Automatically > bad input is an error naming the item and the key,
 
 describe('Map Automatically > Sync Backlog', () => {
 	const syncAuto = (extra: IDataObject = {}) =>
-		autoMap('syncBacklog', { sourceValue: 'helpdesk', ...extra });
+		autoMap('syncBacklog', { sourceValue: 'helpdesk', syncOutput: 'allRows', ...extra });
 
 	it('plans and writes the same as Define Below: creates, updates, closes the missing, marks source and external ID', async () => {
 		const define = {
@@ -353,6 +353,7 @@ describe('Map Automatically > Sync Backlog', () => {
 			externalId: '={{ $json.id }}',
 			title: '={{ $json.title }}',
 			sourceValue: 'helpdesk',
+			syncOutput: 'allRows',
 		};
 		await runBacklog(sim, define, { items: tickets(4) });
 		// That sync ran an hour ago (past the Close Grace Period): T-3, missing now, is closed.

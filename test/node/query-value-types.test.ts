@@ -251,9 +251,9 @@ describe('the description', () => {
 	const rowValues = (conditions.options as Array<{ values: INodeProperties[] }>)[0].values;
 	const valueTypes = rowValues.filter((p) => p.name === 'valueType');
 
-	it('version 2 is the default; version 1 stays available', () => {
-		expect(description.version).toEqual([1, 2]);
-		expect(description.defaultVersion).toBe(2);
+	it('version 3 is the default (Sync Backlog outputs changes and a summary); versions 1 and 2 stay available', () => {
+		expect(description.version).toEqual([1, 2, 3]);
+		expect(description.defaultVersion).toBe(3);
 	});
 
 	it('version 1 shows Value Type as it was (default String, five types); version 2 adds Automatic, its default', () => {

@@ -19,6 +19,8 @@ const sync = (syncOptions: IDataObject = {}, extra: IDataObject = {}) => ({
 	title: '={{ $json.title }}',
 	sourceValue: 'helpdesk',
 	syncOptions,
+	// Every row (one per ticket and per task closed or kept open), as versions 1 and 2 output by default.
+	syncOutput: 'allRows',
 	...extra,
 });
 /** Create or Update by External ID from an event, marking the task with the sync's source (the common setup). */

@@ -16,6 +16,8 @@ const sync = (extra: Record<string, unknown> = {}) => ({
 	externalId: '={{ $json.id }}',
 	title: '={{ $json.title }}',
 	sourceValue: 'helpdesk',
+	// Every row (one per ticket and per task closed, with its task), as versions 1 and 2 output by default.
+	syncOutput: 'allRows',
 	...extra,
 });
 const tickets = (from: number, to: number) =>

@@ -20,6 +20,8 @@ const defineSync = (sourceValue: string, extra: IDataObject = {}) => ({
 	externalId: '={{ $json.id }}',
 	title: '={{ $json.title }}',
 	sourceValue,
+	// Every row (one per ticket and per task closed, with its task), as versions 1 and 2 output by default.
+	syncOutput: 'allRows',
 	...extra,
 });
 const mappedSync = (sourceValue: string, extra: IDataObject = {}) => ({
@@ -27,6 +29,7 @@ const mappedSync = (sourceValue: string, extra: IDataObject = {}) => ({
 	operation: 'syncBacklog',
 	inputData: 'autoMap',
 	sourceValue,
+	syncOutput: 'allRows',
 	...extra,
 });
 const tickets = (...ids: string[]) => ids.map((id) => ({ id, title: `Ticket ${id}` }));

@@ -13,6 +13,8 @@ const sync = (extra: Record<string, unknown> = {}) => ({
 	externalId: '={{ $json.id }}',
 	title: '={{ $json.title }}',
 	sourceValue: 'helpdesk',
+	// Every row (one per ticket and per task closed, with its task), as versions 1 and 2 output by default.
+	syncOutput: 'allRows',
 	...extra,
 });
 const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);

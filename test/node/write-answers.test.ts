@@ -264,6 +264,7 @@ describe('Sync Backlog writes only what it changes', () => {
 		externalId: '={{ $json.id }}',
 		title: '={{ $json.title }}',
 		sourceValue: 'helpdesk',
+		syncOutput: 'allRows',
 	};
 
 	it('an operator’s edit made after the listing, to a key the sync does not set, is kept', async () => {

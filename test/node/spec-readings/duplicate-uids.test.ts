@@ -44,6 +44,7 @@ describe('The same uid twice in one input (duplicate uids in a batch: not shown)
 				externalId: '={{ $json.id }}',
 				title: '={{ $json.title }}',
 				sourceValue: 'helpdesk',
+				syncOutput: 'allRows',
 			},
 			{ items },
 		);

@@ -232,13 +232,7 @@ export function closeGuard(
 		'Always Allow Closing Up To',
 		Infinity,
 	);
-	const maxShare = limitOption(
-		ctx,
-		options.maxCloseShare,
-		DEFAULT_MAX_CLOSE_SHARE,
-		'Max Share to Close (%)',
-		100,
-	);
+	const maxShare = maxCloseShare(ctx, options);
 	if (maxShare >= 100) return undefined;
 	const count = closes.length;
 	const byShare = Math.floor((open * maxShare) / 100);
@@ -276,6 +270,21 @@ export function closeGuard(
 		`this run, set Sync Options › Max Share to Close (%) ${shareFix}, or Always Allow Closing Up To to ` +
 		`${needAllowance} or more${allowanceFix}.`
 	);
+}
+
+function maxCloseShare(ctx: IExecuteFunctions, options: IDataObject): number {
+	return limitOption(
+		ctx,
+		options.maxCloseShare,
+		DEFAULT_MAX_CLOSE_SHARE,
+		'Max Share to Close (%)',
+		100,
+	);
+}
+
+/** Whether Max Share to Close is 100, which turns the mass-close guard off. */
+export function guardOff(ctx: IExecuteFunctions, options: IDataObject): boolean {
+	return maxCloseShare(ctx, options) >= 100;
 }
 
 export const GUARD_HINT =

@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
@@ -12,6 +12,7 @@ import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../sha
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
 import { batchSize, taskGateway } from '../shared/requestOptions';
+import { readSyncOutput, syncOutput, syncOutputProperties } from '../shared/syncOutput';
 import type { Source, Step } from '../shared/syncPlan';
 import {
 	closeGraceMs,
@@ -23,6 +24,7 @@ import {
 	DEFAULT_CLOSE_GRACE_MINUTES,
 	DEFAULT_MAX_CLOSE_SHARE,
 	GUARD_HINT,
+	guardOff,
 	otherSourceOf,
 	readTickets,
 	stepFor,
@@ -88,6 +90,7 @@ export const description = forOperation('task', 'syncBacklog', [
 		description:
 			'Whether to only output what would be created, updated, reopened and closed, writing nothing',
 	},
+	...syncOutputProperties,
 	{
 		displayName: 'Sync Options',
 		name: 'syncOptions',
@@ -172,6 +175,7 @@ export async function execute(
 	const dryRun = readDryRun(this);
 	const options = this.getNodeParameter('syncOptions', 0, {}) as IDataObject;
 	const graceMs = closeGraceMs(this, options);
+	const output = readSyncOutput(this);
 	const source: Source = {
 		field: requireFieldName(this, 0, 'Source Field', options.sourceField || 'source'),
 		value: requiredText(this, 0, 'Source Value', this.getNodeParameter('sourceValue', 0, '')),
@@ -271,46 +275,17 @@ export async function execute(
 		});
 	}
 
-	const output: INodeExecutionData[] = [];
-	for (const step of steps) {
-		const json: IDataObject = {
-			action: step.action,
-			uid: step.uid,
-			external_id: step.externalId,
-			dry_run: dryRun,
-		};
-		if (guard) json.close_guard = `${guard} ${GUARD_HINT}`;
-		if (step.action === 'duplicate') {
-			json.superseded_by_item = step.supersededBy;
-			json.note = `The same external ID is also in input item ${step.supersededBy}; that later item's values were applied`;
-			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
-			continue;
-		}
-		if (step.action === 'conflict') {
-			json.task_source = step.taskSource;
-			json.error = step.message;
-			output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
-			continue;
-		}
-		if (step.action === 'kept_open') {
-			json.touched_at = step.touchedAt;
-			json.note = `Not in the input, but the service created or updated the task at ${step.touchedAt}, within the Close Grace Period (${graceMs / 60_000} min) before this run or during it: its ticket may be newer than the input, so it is left open. A later run closes it if its ticket is still missing.`;
-		}
-		if (step.action === 'unarchive')
-			json.note = 'The task was archived; it is restored (archived false, status TODO)';
-		const result = written.get(step.uid);
-		if (result instanceof Error) {
-			if (!this.continueOnFail()) {
-				throw new NodeOperationError(this.getNode(), result, { itemIndex: step.itemIndex ?? 0 });
-			}
-			json.error = result.message;
-		} else if (result) {
-			json.task = result;
-		} else if (!dryRun) {
-			json.task = known.get(step.uid);
-		}
-		// A closed task has no input item of its own: it is paired with the first item, whose Source Value decided it.
-		output.push({ json, pairedItem: { item: step.itemIndex ?? 0 } });
-	}
-	return output;
+	return syncOutput(this, output, {
+		steps,
+		written,
+		known,
+		dryRun,
+		source,
+		read: 'full',
+		graceMs,
+		openTasks: open.length,
+		closes: closes.length,
+		guard,
+		guardOff: guardOff(this, options),
+	});
 }

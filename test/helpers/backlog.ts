@@ -7,6 +7,7 @@ import type { Readings, Simulator, SimulatorOptions } from '../../tools/simulato
 import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
 import { resetCallers } from '../../nodes/shared/callers/registry';
+import type { RunNodeOptions } from './run-node';
 import { runNode } from './run-node';
 
 export const TOKEN = 'test-token-5f1c9e';
@@ -54,6 +55,10 @@ export async function runBacklog(
 		executeOnce?: boolean;
 		/** The node's run in its execution (Loop Over Items: 0, 1, 2 ...). */
 		runIndex?: number;
+		/** The node's static data, kept from run to run as n8n keeps it for a production run (updated in place). */
+		staticData?: IDataObject;
+		/** How the execution was started (default `manual`, a run from the editor). */
+		mode?: RunNodeOptions['mode'];
 		/** The node's version (default the latest): a workflow saved with an earlier one. */
 		typeVersion?: number;
 		/** Cancel the execution this long after it started. */
@@ -82,6 +87,8 @@ export async function runBacklog(
 		executionId: options.executionId,
 		executeOnce: options.executeOnce,
 		runIndex: options.runIndex,
+		staticData: options.staticData,
+		mode: options.mode,
 		typeVersion: options.typeVersion,
 		cancelAfterMs: options.cancelAfterMs,
 		cancelWhen: options.cancelWhen,

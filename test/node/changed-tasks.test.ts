@@ -8,9 +8,10 @@ import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import type { ChangedSince } from '../../nodes/shared/tasks/changedTasks';
 import { countTasks, readChangedTasks } from '../../nodes/shared/tasks/changedTasks';
 import { BacklogClient } from '../../nodes/shared/transport/client';
-import type { Simulator, Task } from '../../tools/simulator/simulator';
+import type { Simulator } from '../../tools/simulator/simulator';
 import { readingsOf, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import { clockPastStamps } from '../helpers/clock';
+import { serviceApi } from '../triggers/harness';
 import { runNode } from '../helpers/run-node';
 
 let sim: Simulator;
@@ -64,15 +65,7 @@ async function withClient(use: (client: BacklogClient) => Promise<unknown>): Pro
  * Another system's write through the API (stamped by the service, as an operator's edit is). A write of `fields` sends
  * them all: the strict reading's PATCH replaces the object.
  */
-async function api(method: string, path: string, body?: unknown): Promise<Task> {
-	const response = await fetch(`${sim.url}${path}`, {
-		method,
-		headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	if (response.status !== 200) throw new Error(`${method} ${path}: ${response.status}`);
-	return (await response.json()) as Task;
-}
+const api = serviceApi(() => sim.url, TOKEN);
 
 const helpdesk = { field: 'fields.source', operator: '==', value: 'helpdesk' };
 

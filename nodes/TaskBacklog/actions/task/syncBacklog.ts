@@ -2,15 +2,13 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { listTasks } from '../../../shared/tasks/listTasks';
-import { readTasksByUid } from '../../../shared/tasks/readByUid';
-import { taskQueryCondition } from '../../../shared/tasks/filters';
 import type { TaskWrite } from '../../../shared/tasks/writeTasks';
 import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
+import { fullReadOption, readSource, rememberedStep, rememberRun } from '../shared/syncMemory';
 import { batchSize, taskGateway } from '../shared/requestOptions';
 import { readSyncOutput, syncOutput, syncOutputProperties } from '../shared/syncOutput';
 import type { Source, Step } from '../shared/syncPlan';
@@ -31,7 +29,6 @@ import {
 } from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
 import { booleanSetting } from '../../../shared/booleans';
-import { now } from '../../../shared/clock';
 
 export const wholeInput = true;
 
@@ -115,6 +112,7 @@ export const description = forOperation('task', 'syncBacklog', [
 				default: DEFAULT_CLOSE_GRACE_MINUTES,
 				description: `A task missing from the input is kept open if the service created or updated it this many minutes before the run began, or since: its ticket may be newer than the input (a Create or Update by an event, another run of this source). A later run closes it if it is still missing. 0 keeps only those changed since the run began. Default ${DEFAULT_CLOSE_GRACE_MINUTES}, the service's default sync interval.`,
 			},
+			fullReadOption,
 			{
 				displayName: 'Max Share to Close (%)',
 				name: 'maxCloseShare',
@@ -182,26 +180,10 @@ export async function execute(
 	};
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
-	// The server filters by custom field (spec 4.2 rule 3; as a query condition when /tasks/query carries more tasks per
-	// request); checking again here keeps a lax server from widening the sync.
-	const listedAt = now();
-	const bySource = { customFields: { field: [{ name: source.field, value: source.value }] } };
-	const existing = (
-		await listTasks(client, {
-			qs: { [source.field]: source.value },
-			query: { condition: taskQueryCondition(this.getNode(), bySource, []) },
-		})
-	).filter((task) => String(((task.fields ?? {}) as IDataObject)[source.field]) === source.value);
-	const known = new Map<string, IDataObject | undefined>(
-		existing.map((task) => [String(task.uid).toLowerCase(), task]),
-	);
-	// A ticket whose task is not listed may still have one: archived (the listing hides those), or without this source.
-	const unlisted = [...tickets.keys()].filter((uid) => !known.has(uid));
-	if (unlisted.length > 0) {
-		const found = await readTasksByUid(client, unlisted, tickets.get(unlisted[0])?.itemIndex);
-		// Read and not found: the write creates it without reading again.
-		for (const uid of unlisted) known.set(uid, found.get(uid));
-	}
+	const identity = readIdentityOptions(this, 0, options);
+	// Every task of the source, or (a scheduled run with its memory) what changed since the last run: syncMemory.ts.
+	const read = await readSource(this, client, source, tickets, options, identity);
+	const { existing, known } = read;
 
 	const steps: Step[] = [...duplicates];
 	// A ticket whose task holds another source's value is never written (an input "uid" key, or two sources sharing
@@ -210,8 +192,11 @@ export async function execute(
 	for (const ticket of tickets.values()) {
 		const task = known.get(ticket.uid);
 		const taskSource = otherSourceOf(task, source);
-		const step =
-			taskSource === undefined ? stepFor(ticket, task) : conflictStep(ticket, taskSource, source);
+		const step = read.remembered.has(ticket.uid)
+			? rememberedStep(ticket)
+			: taskSource === undefined
+				? stepFor(ticket, task)
+				: conflictStep(ticket, taskSource, source);
 		if (step.action === 'conflict') conflicts.push(step);
 		steps.push(step);
 	}
@@ -230,12 +215,7 @@ export async function execute(
 	const open = existing.filter((task) => task.status !== 'DONE' && task.archived !== true);
 	// Missing from the input: closed, or kept open when the service changed it within the grace period (or during the
 	// run). The guard judges the closes against every open task of the source, the kept ones included.
-	const absent = closesFor(
-		open,
-		tickets,
-		readIdentityOptions(this, 0, options).externalIdField,
-		startedAt - graceMs,
-	);
+	const absent = closesFor(open, tickets, identity.externalIdField, startedAt - graceMs);
 	const closes = absent.filter((step) => step.action === 'close');
 	steps.push(...absent);
 
@@ -250,7 +230,7 @@ export async function execute(
 			batchSize: batchSize(this),
 			stopOnError: !this.continueOnFail(),
 			known,
-			knownAt: listedAt,
+			knownAt: read.listedAt,
 			rereadBeforePatch: true,
 			gateway: taskGateway(this),
 		};
@@ -275,13 +255,15 @@ export async function execute(
 		});
 	}
 
+	rememberRun(this, read, tickets, steps, written, dryRun);
+
 	return syncOutput(this, output, {
 		steps,
 		written,
 		known,
 		dryRun,
 		source,
-		read: 'full',
+		read: read.read === 'changes' ? 'incremental' : 'full',
 		graceMs,
 		openTasks: open.length,
 		closes: closes.length,

@@ -11,6 +11,7 @@
  * route: it reads the raw body and parses JSON as n8n's body parser does, gives the node the request, and answers
  * the way packages/cli webhook-helpers does for responseMode onReceived.
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -29,6 +30,8 @@ import type {
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 import { Expression, NodeHelpers, UnexpectedError, Workflow } from 'n8n-workflow';
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 import { HookContext, PollContext, WebhookContext } from 'n8n-core';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
@@ -371,5 +374,62 @@ export async function startWebhookReceiver(
 			server.closeAllConnections();
 			await new Promise<void>((resolve) => server.close(() => resolve()));
 		},
+	};
+}
+
+/**
+ * Webhook receivers of the Task Backlog Trigger for a test file: each stopped after its test, with n8n's warn and info
+ * logs (a rejected delivery is logged) silenced meanwhile. Call once at the file's top level.
+ */
+export function useWebhookReceivers(
+	nodeType: () => INodeType,
+): (setup: Omit<TriggerSetup, 'nodeType'> & { nodeType?: INodeType }) => Promise<WebhookReceiver> {
+	const logger = Container.get(Logger);
+	let spies: jest.SpyInstance[] = [];
+	const receivers: WebhookReceiver[] = [];
+	beforeEach(() => {
+		spies = (['warn', 'info'] as const).map((level) =>
+			jest.spyOn(logger, level).mockImplementation(() => {}),
+		);
+	});
+	afterEach(async () => {
+		spies.forEach((spy) => spy.mockRestore());
+		await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
+	});
+	return async (setup) => {
+		const receiver = await startWebhookReceiver({
+			...setup,
+			nodeType: setup.nodeType ?? nodeType(),
+		});
+		receivers.push(receiver);
+		return receiver;
+	};
+}
+
+/** A POST of raw JSON text, as the service sends its events: the status and the parsed answer. */
+export async function postRaw(url: string, raw: string, headers: Record<string, string> = {}) {
+	const response = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...headers },
+		body: raw,
+	});
+	const text = await response.text();
+	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+/** Now in whole seconds, as the service's x-backlog-timestamp. */
+export const nowSeconds = () => String(Math.floor(Date.now() / 1000));
+
+/** The service's signature headers: a sha256= hex HMAC over `timestamp.body`, or over the body alone. */
+export function signedHeaders(
+	secret: string,
+	raw: string,
+	options: { timestamp?: string; coversTimestamp?: boolean } = {},
+) {
+	const timestamp = options.timestamp ?? nowSeconds();
+	const over = options.coversTimestamp === false ? raw : `${timestamp}.${raw}`;
+	return {
+		'x-backlog-timestamp': timestamp,
+		'x-backlog-signature': `sha256=${createHmac('sha256', secret).update(over).digest('hex')}`,
 	};
 }

@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 /**
  * Issue 44: the boolean parameters of the Task Backlog Trigger and the Task Backlog Poll Trigger are read through the
  * one reader (nodes/shared/booleans.ts), as the Task Backlog node's are: an expression's text "true" or "false" is that
@@ -6,41 +6,22 @@
  * Before: Drop Repeated Deliveries and Send Time Filter took "false" for on (`!== false`), Signature Covers Timestamp
  * and the Archived filter took "true" for off (`=== true`).
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
-import { Logger } from '@n8n/backend-common';
-import { Container } from '@n8n/di';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogPollTrigger } from '../../nodes/TaskBacklogPollTrigger/TaskBacklogPollTrigger.node';
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
 import { startSimulator, type Simulator } from '../../tools/simulator/simulator';
 import { clockPastStamps } from '../helpers/clock';
-import { activePoller, startWebhookReceiver, type WebhookReceiver } from './harness';
+import { activePoller, postRaw, signedHeaders, useWebhookReceivers } from './harness';
 
 const SECRET = 'whsec-booleans-4a7c';
-const nowSeconds = () => String(Math.floor(Date.now() / 1000));
-const hmac = (signed: string) =>
-	`sha256=${createHmac('sha256', SECRET).update(signed).digest('hex')}`;
-
-async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: raw,
-	});
-	const text = await response.text();
-	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const post = postRaw;
 
 /** Signed over `timestamp.body`, or over the body alone. */
-const signed = (raw: string, coversTimestamp = true) => {
-	const timestamp = nowSeconds();
-	return {
-		'x-backlog-timestamp': timestamp,
-		'x-backlog-signature': hmac(coversTimestamp ? `${timestamp}.${raw}` : raw),
-	};
-};
+const signed = (raw: string, coversTimestamp = true) =>
+	signedHeaders(SECRET, raw, { coversTimestamp });
 
 const event = () =>
 	JSON.stringify({
@@ -48,28 +29,9 @@ const event = () =>
 		data: { task: { uid: randomUUID(), updated_at: '2024-05-01T10:00:00Z' } },
 	});
 
-const logger = Container.get(Logger);
-let spies: jest.SpyInstance[] = [];
-const receivers: WebhookReceiver[] = [];
-beforeEach(() => {
-	spies = (['warn', 'info'] as const).map((level) =>
-		jest.spyOn(logger, level).mockImplementation(() => {}),
-	);
-});
-afterEach(async () => {
-	spies.forEach((spy) => spy.mockRestore());
-	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-});
-
-async function listen(parameters: INodeParameters, typeVersion?: number) {
-	const receiver = await startWebhookReceiver({
-		nodeType: new TaskBacklogTrigger(),
-		parameters,
-		...(typeVersion === undefined ? {} : { typeVersion }),
-	});
-	receivers.push(receiver);
-	return receiver;
-}
+const receive = useWebhookReceivers(() => new TaskBacklogTrigger());
+const listen = (parameters: INodeParameters, typeVersion?: number) =>
+	receive({ parameters, ...(typeVersion === undefined ? {} : { typeVersion }) });
 
 const hmacNode: INodeParameters = {
 	authentication: 'hmacSha256',

@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 /**
  * Safer defaults for new Task Backlog Triggers (node version 1.2), while triggers saved with versions 1 and 1.1
  * keep theirs: n8n stores a node's parameters and a credential's fields only where they differ from the default,
@@ -7,8 +7,6 @@
  */
 import { createHmac } from 'node:crypto';
 
-import { Logger } from '@n8n/backend-common';
-import { Container } from '@n8n/di';
 import type {
 	ICredentialDataDecryptedObject,
 	INodeParameters,
@@ -19,7 +17,7 @@ import { NodeHelpers } from 'n8n-workflow';
 
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
-import { startWebhookReceiver, type TriggerSetup, type WebhookReceiver } from './harness';
+import { postRaw, signedHeaders, useWebhookReceivers } from './harness';
 
 const KEY = 'defaults-test-key-5b21';
 let counter = 0;
@@ -36,50 +34,19 @@ const digest = (signed: string) =>
 	`sha256=${createHmac('sha256', KEY).update(signed).digest('hex')}`;
 
 /** Signed over `timestamp.body` (a service that signs the timestamp) or over the body alone. */
-const signedOver = (raw: string, over: 'timestamp' | 'body', timestamp = seconds()) => ({
-	'x-backlog-timestamp': timestamp,
-	'x-backlog-signature': digest(over === 'timestamp' ? `${timestamp}.${raw}` : raw),
-});
+const signedOver = (raw: string, over: 'timestamp' | 'body', timestamp = seconds()) =>
+	signedHeaders(KEY, raw, { timestamp, coversTimestamp: over === 'timestamp' });
 
-async function post(url: string, raw: string, headers: Record<string, string> = {}) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: raw,
-	});
-	await response.text();
-	return response.status;
-}
+/** The status n8n answers a POST of these bytes. */
+const post = async (url: string, raw: string, headers: Record<string, string> = {}) =>
+	(await postRaw(url, raw, headers)).status;
 
-const logger = Container.get(Logger);
-let spies: jest.SpyInstance[] = [];
-beforeEach(() => {
-	spies = (['warn', 'info'] as const).map((level) =>
-		jest.spyOn(logger, level).mockImplementation(() => {}),
-	);
-});
-
-const receivers: WebhookReceiver[] = [];
-afterEach(async () => {
-	spies.forEach((spy) => spy.mockRestore());
-	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-});
-
-async function listen(
+const receive = useWebhookReceivers(() => new TaskBacklogTrigger());
+const listen = (
 	typeVersion: number,
 	parameters: INodeParameters,
 	webhookCredentials?: ICredentialDataDecryptedObject,
-) {
-	const setup: TriggerSetup = {
-		nodeType: new TaskBacklogTrigger(),
-		typeVersion,
-		parameters,
-		...(webhookCredentials && { webhookCredentials }),
-	};
-	const receiver = await startWebhookReceiver(setup);
-	receivers.push(receiver);
-	return receiver;
-}
+) => receive({ typeVersion, parameters, ...(webhookCredentials && { webhookCredentials }) });
 
 /** A captured request: its body and signature, made while its timestamp was fresh, ten minutes ago. */
 function capturedLongAgo() {

@@ -1,13 +1,11 @@
-/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 /**
  * Task Backlog Trigger hardening: the secret in a credential of its own (old workflows keep their parameter),
  * repeats of an accepted delivery start nothing, and "Include Headers" never outputs a secret.
  * Requests go over real HTTP to the node's webhook() run in n8n's real WebhookContext (see harness.ts).
  */
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
-import { Logger } from '@n8n/backend-common';
-import { Container } from '@n8n/di';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentialTestFunctions,
@@ -18,7 +16,13 @@ import type {
 import { TaskBacklogWebhookApi } from '../../credentials/TaskBacklogWebhookApi.credentials';
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
 import { firstDelivery } from '../../nodes/TaskBacklogTrigger/replay';
-import { startWebhookReceiver, type TriggerSetup, type WebhookReceiver } from './harness';
+import {
+	nowSeconds,
+	postRaw,
+	signedHeaders,
+	useWebhookReceivers,
+	type WebhookReceiver,
+} from './harness';
 
 const SECRET = 'whsec-credential-9f2e';
 let counter = 0;
@@ -32,54 +36,15 @@ const event = (type = 'task.completed') => ({
 	sentAt: new Date().toISOString(),
 });
 
-const nowSeconds = () => String(Math.floor(Date.now() / 1000));
-const hmac = (secret: string, signed: string) =>
-	`sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
-
-async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: raw,
-	});
-	const text = await response.text();
-	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const post = postRaw;
 
 /** Signed over `timestamp.body` (or the body alone when `coversTimestamp` is false). */
-function signed(
+const signed = (
 	raw: string,
 	options: { secret?: string; timestamp?: string; coversTimestamp?: boolean } = {},
-) {
-	const timestamp = options.timestamp ?? nowSeconds();
-	const over = options.coversTimestamp === false ? raw : `${timestamp}.${raw}`;
-	return {
-		'x-backlog-timestamp': timestamp,
-		'x-backlog-signature': hmac(options.secret ?? SECRET, over),
-	};
-}
+) => signedHeaders(options.secret ?? SECRET, raw, options);
 
-const logger = Container.get(Logger);
-let spies: jest.SpyInstance[] = [];
-beforeEach(() => {
-	spies = (['warn', 'info'] as const).map((level) =>
-		jest.spyOn(logger, level).mockImplementation(() => {}),
-	);
-});
-
-const receivers: WebhookReceiver[] = [];
-afterEach(async () => {
-	spies.forEach((spy) => spy.mockRestore());
-	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-});
-
-async function listen(
-	setup: Omit<TriggerSetup, 'nodeType'> & { nodeType?: TriggerSetup['nodeType'] },
-) {
-	const receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), ...setup });
-	receivers.push(receiver);
-	return receiver;
-}
+const listen = useWebhookReceivers(() => new TaskBacklogTrigger());
 
 /** The trigger from a fresh copy of its module: a new process, with nothing of this one's memory. */
 function freshTrigger(): TaskBacklogTrigger {

@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-imports, @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
+/* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 /**
  * Issue 44: the webhook trigger's repeat key is the event's own id whatever the payload's shape (a top-level id is the
  * event's unless it is the uid of the task the event is about), else kind + task uid + updated_at +
@@ -7,61 +7,35 @@
  * the event re-sent with a new timestamp or re-serialized started a second execution; two comment events on one task
  * version whose top-level id is the task uid were taken for one, and the second was dropped.
  */
-import { createHmac, randomUUID } from 'node:crypto';
-
-import { Logger } from '@n8n/backend-common';
-import { Container } from '@n8n/di';
-import type { INodeParameters } from 'n8n-workflow';
+import { randomUUID } from 'node:crypto';
 
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
 import { eventIdentity } from '../../nodes/TaskBacklogTrigger/replay';
-import { startWebhookReceiver, type WebhookReceiver } from './harness';
+import {
+	nowSeconds,
+	postRaw,
+	signedHeaders,
+	useWebhookReceivers,
+	type WebhookReceiver,
+} from './harness';
 
 const SECRET = 'whsec-repeat-key-2b9e';
-const nowSeconds = () => String(Math.floor(Date.now() / 1000));
 const secondsAgo = (seconds: number) => String(Number(nowSeconds()) - seconds);
-
-async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: raw,
-	});
-	const text = await response.text();
-	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const post = postRaw;
 
 /** Signed over `timestamp.body` (or the body alone). */
-const signed = (raw: string, timestamp = nowSeconds(), coversTimestamp = true) => ({
-	'x-backlog-timestamp': timestamp,
-	'x-backlog-signature': `sha256=${createHmac('sha256', SECRET)
-		.update(coversTimestamp ? `${timestamp}.${raw}` : raw)
-		.digest('hex')}`,
-});
+const signed = (raw: string, timestamp = nowSeconds(), coversTimestamp = true) =>
+	signedHeaders(SECRET, raw, { timestamp, coversTimestamp });
 
-const logger = Container.get(Logger);
-let spies: jest.SpyInstance[] = [];
-const receivers: WebhookReceiver[] = [];
-beforeEach(() => {
-	spies = (['warn', 'info'] as const).map((level) =>
-		jest.spyOn(logger, level).mockImplementation(() => {}),
-	);
-});
-afterEach(async () => {
-	spies.forEach((spy) => spy.mockRestore());
-	await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()));
-});
-
-async function listen(coversTimestamp = true) {
-	const parameters: INodeParameters = {
-		authentication: 'hmacSha256',
-		secret: SECRET,
-		signatureCoversTimestamp: coversTimestamp,
-	};
-	const receiver = await startWebhookReceiver({ nodeType: new TaskBacklogTrigger(), parameters });
-	receivers.push(receiver);
-	return receiver;
-}
+const receive = useWebhookReceivers(() => new TaskBacklogTrigger());
+const listen = (coversTimestamp = true) =>
+	receive({
+		parameters: {
+			authentication: 'hmacSha256',
+			secret: SECRET,
+			signatureCoversTimestamp: coversTimestamp,
+		},
+	});
 
 /** Sends `first`, then `again` with a later timestamp and its own signature; both must be accepted (200). */
 async function sendTwice(r: WebhookReceiver, first: string, again: string, coversTimestamp = true) {

@@ -7,7 +7,13 @@ import type { INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogTrigger } from '../../nodes/TaskBacklogTrigger/TaskBacklogTrigger.node';
 import { startSimulator, type Simulator } from '../../tools/simulator/simulator';
-import { hookContext, startWebhookReceiver, type WebhookReceiver } from './harness';
+import {
+	hookContext,
+	nowSeconds,
+	postRaw,
+	startWebhookReceiver,
+	type WebhookReceiver,
+} from './harness';
 
 const SECRET = 'whsec-test-1b7d';
 
@@ -35,17 +41,7 @@ function sign(raw: string, timestamp: string | undefined, secret = SECRET) {
 	return `sha256=${createHmac('sha256', secret).update(signed).digest('hex')}`;
 }
 
-const nowSeconds = () => String(Math.floor(Date.now() / 1000));
-
-async function post(url: string, raw: string, headers: Record<string, string>) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/json', ...headers },
-		body: raw,
-	});
-	const text = await response.text();
-	return { status: response.status, body: text ? (JSON.parse(text) as unknown) : undefined };
-}
+const post = postRaw;
 
 /** A request signed as the simulator (and presumably the service) signs: timestamp header, HMAC over ts.body. */
 async function postSigned(

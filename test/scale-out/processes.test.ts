@@ -158,6 +158,15 @@ async function run(
 			`${figures.rejected429} × 429 (${(figures.share429 * 100).toFixed(1)} %), ${(figures.durationMs / 1000).toFixed(1)} s ` +
 			`(floor ${(figures.floorMs / 1000).toFixed(1)} s, target ≤ ${(figures.targetMs / 1000).toFixed(1)} s); per window:\n${describeWindows(figures)}`,
 	);
+	// A process that gave up (seen once in 19 runs on a loaded machine: 5 × 429 in window 2, 1 in window 3, all its
+	// attempts spent): when its last requests reached the server, on the windows' clock above.
+	const first = Math.min(...sim.requests.map((request) => request.at));
+	for (const result of results.filter((r) => r.error)) {
+		const own = sim.requests.filter((request) => ownerOf(request) === result.account).slice(-8);
+		log(
+			`${result.account} failed: ${result.error}; its last requests: ${own.map((request) => `+${((request.at - first) / 1000).toFixed(2)} s ${request.status}`).join(', ')}`,
+		);
+	}
 	return { results, figures };
 }
 

@@ -104,6 +104,11 @@ export interface SourceRead {
 	startedMs: number;
 	/** What to keep after the run; absent when nothing may be kept (manual run, Full Read Every 0). */
 	keep?: Omit<SyncMemory, 'open' | 'since'>;
+	/**
+	 * Read from the changes on `updated_at` alone, not knowing yet whether the service fills internal_updated_at: if
+	 * this run's tasks show it does, the next run reads the same changes again from here, asking on both.
+	 */
+	rereadFrom?: number;
 }
 
 /** A digest of a ticket's values (its fields, source included), the same for the same values in any key order. */
@@ -231,6 +236,8 @@ export async function readSource(
 				listedAt,
 				startedMs,
 				keep: { format: FORMAT, key, fullAt: usable.fullAt, stamps },
+				rereadFrom:
+					usable.stamps === undefined || usable.stamps === 'updated' ? usable.since : undefined,
 			};
 		why = fromChanges.read;
 		if (why === 'unfiltered') unfilteredAt = startedMs;
@@ -381,6 +388,13 @@ export function rememberRun(
 		delete data[MEMORY_KEY];
 		return;
 	}
-	const memory: SyncMemory = { ...read.keep, since: read.startedMs - CHANGES_LOOKBACK_MS, open };
+	// A source read empty tells nothing of the service's stamps: the tasks this run wrote and read do.
+	const seen = [...written.values(), ...read.known.values()].filter(
+		(task): task is IDataObject => task !== undefined && !(task instanceof Error),
+	);
+	const stamps = read.keep.stamps ?? stampsShown(seen);
+	let since = read.startedMs - CHANGES_LOOKBACK_MS;
+	if (stamps === 'internal' && read.rereadFrom !== undefined) since = read.rereadFrom;
+	const memory: SyncMemory = { ...read.keep, stamps, since, open };
 	data[MEMORY_KEY] = memory as unknown as IDataObject;
 }

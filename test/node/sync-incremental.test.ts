@@ -136,7 +136,8 @@ describe('Sync Backlog reads only what changed since its last run', () => {
 			await edit(7, { fields: { note: 'kept' } }); // a key the ticket does not set: unchanged
 			await edit(8, { status: 'STARTED' }); // worked on: unchanged
 			await edit(12, { status: 'DONE' }); // closed, and its ticket gone too: nothing to do
-			const input = tickets([...range(1, 10), 11, 13, 14, 15, 16, 17, 18, 19, 21], (id) =>
+			await edit(13, { archived: true }); // archived, and its ticket gone too: nothing to do
+			const input = tickets([...range(1, 10), 11, 14, 15, 16, 17, 18, 19, 21], (id) =>
 				id === 9 ? 'Ticket 9 (changed upstream)' : `Ticket ${id}`,
 			);
 			const run = await sameAsFullRead(input, memory);
@@ -150,6 +151,8 @@ describe('Sync Backlog reads only what changed since its last run', () => {
 				'21': 'create',
 			});
 			expect(actions(run.json)['12']).toBeUndefined();
+			expect(actions(run.json)['13']).toBeUndefined();
+			expect(sim.tasks.get(uidOf('13'))).toMatchObject({ archived: true, status: 'TODO' });
 			// An operator's key the ticket does not set, and a task being worked on: left as they are.
 			expect(['7', '8'].map((id) => actions(run.json)[id] ?? 'unchanged')).toEqual([
 				'unchanged',

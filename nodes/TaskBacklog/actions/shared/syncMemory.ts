@@ -16,7 +16,7 @@ import type { Source, Step, Ticket } from './syncPlan';
  * What a scheduled Sync Backlog remembers between runs (issue 46 item 1), and the read of its source that uses it.
  *
  * After a complete run the node keeps, in n8n's workflow static data of the node, the open tasks of its source as the
- * run left them: per task its uid and a digest of the ticket values it holds (about 60 bytes a task in n8n's JSON;
+ * run left them: per task its uid and a digest of the ticket values it holds (about 55 bytes a task in n8n's JSON;
  * at most MAX_MEMORY_TASKS tasks, beyond which nothing is kept and every run reads everything). The next run reads
  * only the tasks of the source changed on the service since shortly before the last run began (its own writes
  * included), counts the source's open tasks, and takes every other open task to be as the memory says. Everything is

@@ -65,6 +65,8 @@ export async function runBacklog(
 		cancelAfterMs?: number;
 		/** Cancel the execution when this settles. */
 		cancelWhen?: Promise<unknown>;
+		/** Sees the execution context n8n hands the node (RunNodeOptions.onContext). */
+		onContext?: RunNodeOptions['onContext'];
 	} = {},
 ): Promise<BacklogRun> {
 	const requestOptions = { retryDelayMs: 5, ...((parameters.requestOptions as IDataObject) ?? {}) };
@@ -92,6 +94,7 @@ export async function runBacklog(
 		typeVersion: options.typeVersion,
 		cancelAfterMs: options.cancelAfterMs,
 		cancelWhen: options.cancelWhen,
+		onContext: options.onContext,
 	});
 	const items = result.output[0] ?? [];
 	return { items, json: items.map((item) => item.json), error: result.error };

@@ -103,6 +103,11 @@ export interface RunNodeOptions {
 	 * then runs with `$runIndex` = runIndex, and the result read is that run's.
 	 */
 	runIndex?: number;
+	/**
+	 * Sees the execution context n8n hands the node under test (its `this` in execute), e.g. to hold it weakly and
+	 * check that nothing keeps it once the execution has ended.
+	 */
+	onContext?: (context: IExecuteFunctions) => void;
 }
 
 export interface RunNodeResult {
@@ -249,7 +254,9 @@ export async function runNode(options: RunNodeOptions): Promise<RunNodeResult> {
 	const wrapped = Object.create(original) as INodeType;
 	if (typeof original.execute === 'function') {
 		const execute = original.execute;
+		const onContext = options.onContext;
 		wrapped.execute = async function (this: unknown, ...args: unknown[]) {
+			onContext?.(this as IExecuteFunctions);
 			try {
 				return await (execute as (...a: unknown[]) => Promise<INodeExecutionData[][]>).apply(
 					this,

@@ -2,10 +2,14 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from './client';
 
-/** Whether n8n has cancelled the owner's execution (only an execution has a cancel signal). */
+/** n8n's cancel signal of the client's execution (only an execution has one). */
+export function cancelSignal({ ctx }: BacklogClient): AbortSignal | undefined {
+	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
+}
+
+/** Whether n8n has cancelled the owner's execution. */
 export function isCancelled(owner: BacklogClient): boolean {
-	const { ctx } = owner;
-	return 'getExecutionCancelSignal' in ctx && ctx.getExecutionCancelSignal()?.aborted === true;
+	return cancelSignal(owner)?.aborted === true;
 }
 
 export function cancelled(owner: BacklogClient): Error {

@@ -22,7 +22,7 @@ import {
 } from './errors';
 import type { LimiterHold, RateLimiter } from './rateLimiter';
 import type { RetryPolicy } from './retryPolicy';
-import { DEFAULT_RETRY_POLICY } from './retryPolicy';
+import { backoffMs, DEFAULT_RETRY_POLICY } from './retryPolicy';
 import { limiterFor } from './rateLimiter';
 import { now as clock } from '../clock';
 import { CREDENTIAL_TYPE } from '../credentialTypes';
@@ -67,7 +67,7 @@ export interface ApiRequest {
 	/**
 	 * Sent for several executions at once: a failure other than a 429 (the token's, waited out and sent again whole) is
 	 * not retried here but thrown at once, so that the caller splits the request by execution and each part is retried
-	 * under its own execution's policy (tasks/batches.ts splitByOwner).
+	 * under its own execution's policy (sharing/lane.ts Lane.split).
 	 */
 	shared?: boolean;
 }
@@ -225,9 +225,7 @@ export class BacklogClient {
 
 	/** The wait before retry `attempt + 1` under this client's policy. */
 	backoffMs(attempt: number): number {
-		const exponential = this.retry.baseDelayMs * 2 ** (attempt - 1);
-		// A little jitter keeps parallel executions from retrying in lockstep.
-		return Math.min(this.retry.maxDelayMs, exponential) * (0.9 + Math.random() * 0.2);
+		return backoffMs(this.retry, attempt);
 	}
 
 	async request<T = IDataObject>(request: ApiRequest): Promise<T> {

@@ -12,3 +12,10 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = {
 	baseDelayMs: 2000,
 	maxDelayMs: 15000,
 };
+
+/** The wait before retry `attempt + 1` under a policy: exponential, capped, with a little jitter. */
+export function backoffMs(policy: RetryPolicy, attempt: number): number {
+	const exponential = policy.baseDelayMs * 2 ** (attempt - 1);
+	// A little jitter keeps parallel executions from retrying in lockstep.
+	return Math.min(policy.maxDelayMs, exponential) * (0.9 + Math.random() * 0.2);
+}

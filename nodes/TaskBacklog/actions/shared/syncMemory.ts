@@ -302,8 +302,10 @@ async function readChanges(
 		(task): task is IDataObject =>
 			task !== undefined && task.archived !== true && ofSource(source)(task),
 	);
-	// Every other task the memory holds is open, of the source and as it was: the service's count must agree.
-	const kept = Object.keys(memory.open).filter((uid) => !known.has(uid));
+	// Every other task the memory holds is open, of the source and as it was: the service's count must agree. (Read
+	// once: n8n hands static data through a proxy, which each access to a nested object goes through.)
+	const open: Record<string, string> = { ...memory.open };
+	const kept = Object.keys(open).filter((uid) => !known.has(uid));
 	const count = await countTasks(
 		client,
 		{
@@ -323,7 +325,7 @@ async function readChanges(
 	const toRead: string[] = [];
 	for (const ticket of tickets.values()) {
 		if (known.has(ticket.uid)) continue;
-		if (memory.open[ticket.uid] === digestOf(ticket.fields)) remembered.add(ticket.uid);
+		if (open[ticket.uid] === digestOf(ticket.fields)) remembered.add(ticket.uid);
 		else toRead.push(ticket.uid);
 	}
 	for (const uid of kept) if (!tickets.has(uid)) toRead.push(uid);

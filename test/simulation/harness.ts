@@ -4,11 +4,11 @@
 // of the service, with per-item and per-request faults decided from what each request holds. Then every execution runs
 // again alone (its own token: nothing shared) against the same item faults, and the invariants are checked.
 //
-// A FIRST STEP, SAID PLAINLY: the executions talk to the simulator over real HTTP on 127.0.0.1, on the real clock,
-// with a rate window shortened to 1 s. The issue asks for a transport without sockets and a controlled clock, so that
-// one seed replays exactly; that is not done yet. What a seed replays today is its workload and its faults (every
-// fault is a function of the seed and of the request's or item's content, never of when it came): the interleaving of
-// the executions, and so the requests they share, may differ from one run to the next.
+// In process and on a controlled clock, so that one seed replays exactly: the requests go through n8n-core's request
+// helpers and axios down to a transport without sockets (test/helpers/in-process-http.ts), which hands them to the
+// simulator's own request path (Simulator.handle: the same log, window, faults and intercept as over HTTP); time is
+// virtual (virtual-clock.ts), for the node, n8n-core and the simulator alike, and moves only when every execution is
+// waiting. The same seed gives the same requests in the same order, at the same virtual times, on any machine.
 import type { IDataObject, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
@@ -16,7 +16,9 @@ import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import { resetCallers } from '../../nodes/shared/callers/registry';
 import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import type { Intercepted, LoggedRequest, Simulator, Task } from '../../tools/simulator/simulator';
+import { installInProcessHttp, type InProcessHttp } from '../helpers/in-process-http';
 import { runNode } from '../helpers/run-node';
+import { realNow, VirtualClock, type Stuck } from './virtual-clock';
 import type { ExecPlan, Family, ItemPlan, Workload } from './workload';
 import { amountOf, hashUnit, makeWorkload, REQUEST_FAMILIES, shortCode } from './workload';
 
@@ -46,9 +48,14 @@ export interface SeedResult {
 	requests: number;
 	/** Of those, the requests that carried several executions' tasks. */
 	sharedRequests: number;
+	/** Real time the seed took. */
 	ms: number;
+	/** Virtual time the seed's executions took, both phases. */
+	virtualMs: number;
 	failures: Failure[];
 	workload: Workload;
+	/** Every request the server saw, both phases, one line each (with SimulationOptions.keepLog). */
+	requestLog?: string[];
 }
 
 /** What one execution gave: per item `ok` or the error's status, or the execution's own error. */
@@ -228,23 +235,34 @@ function interceptor(
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until no request is under way and none has come for a while (a cancelled run's lanes may still send). */
-async function quiet(sim: Simulator, maxMs = 15_000): Promise<void> {
-	const until = Date.now() + maxMs;
-	let count = -1;
-	let stableSince = Date.now();
-	while (Date.now() < until) {
-		// A request whose client went away (a cancelled execution's) is never answered: under way for 2 s at most.
-		const underWay = sim.requests.some(
-			(request) => request.status === 0 && !request.fault && Date.now() - request.at < 2000,
-		);
-		if (sim.requests.length !== count || underWay) {
-			count = sim.requests.length;
-			stableSince = Date.now();
-		} else if (Date.now() - stableSince >= 80) return;
-		await pause(20);
-	}
+/** A request stays under way this long at most once its client has gone (a cancelled execution's). */
+const QUIET_MS = 2000;
+
+/**
+ * Runs the clock until no request is under way and none has come for QUIET_MS (a cancelled run's lanes may still
+ * send after its execution ended), or nothing is left to wait for; never past QUIET_MS after the last request (a
+ * timer set for later, as a registry's idle sweep, is left for later).
+ */
+async function quiet(clock: VirtualClock, http: InProcessHttp, sim: Simulator): Promise<void> {
+	const lastAt = () => sim.requests[sim.requests.length - 1]?.at ?? -Infinity;
+	let horizon: ReturnType<typeof setTimeout> | undefined;
+	await clock.runWhile(() => {
+		clearTimeout(horizon);
+		if (http.inFlight > 0) return true;
+		const left = lastAt() + QUIET_MS - clock.now;
+		// The clock jumps to the next timer: this one keeps it from jumping past the quiet time.
+		if (left > 0) horizon = setTimeout(() => undefined, left);
+		return left > 0;
+	}, 15_000);
+	clearTimeout(horizon);
 }
+
+/** One line per request: virtual time, what was asked, what was answered. */
+const logLines = (requests: LoggedRequest[], from: number) =>
+	requests.map(
+		(r) =>
+			`${r.at - from} ${r.method} ${r.path} ${JSON.stringify(r.query)} ${JSON.stringify(r.body ?? null)} -> ${r.status}${r.fault ? ` ${r.fault}` : ''}`,
+	);
 
 function parametersOf(e: ExecPlan): INodeParameters {
 	const retry = { maxAttempts: e.maxAttempts, retryDelayMs: e.retryDelayMs };
@@ -525,23 +543,56 @@ export interface SimulationOptions {
 	families: readonly Family[];
 	maxExecs: number;
 	maxItems?: number;
-	/** Give up on a seed after this long (its executions keep running: the next seeds may be disturbed). */
+	/** Give up on a phase of a seed after this much virtual time (a hang); default 90 s. */
 	seedTimeoutMs?: number;
+	/** Return every request's line (SeedResult.requestLog). */
+	keepLog?: boolean;
 }
 
-/** Runs one seed on `sim` (reset before and after) and checks the invariants. */
+/** Whether `url` is the simulator's (its port, on 127.0.0.1 or localhost, however spelt). */
+const servedBy = (sim: Simulator, url: URL) =>
+	url.port === String(sim.port) && ['127.0.0.1', 'localhost'].includes(url.hostname);
+
+/**
+ * Runs one seed on `sim` (reset before and after) and checks the invariants: in process, on a virtual clock installed
+ * for the seed alone (uninstalled after, whatever happened), so the seed replays exactly.
+ */
 export async function runSeed(
 	sim: Simulator,
 	seed: number,
 	options: SimulationOptions,
 ): Promise<SeedResult> {
 	watchLimiters();
-	const started = Date.now();
+	const started = realNow();
+	const clock = new VirtualClock(seed);
+	const http = installInProcessHttp((url) =>
+		servedBy(sim, url) ? (request) => sim.handle(request) : undefined,
+	);
+	try {
+		const result = await runPhases(sim, seed, options, clock, http);
+		return { ...result, ms: realNow() - started };
+	} finally {
+		http.uninstall();
+		clock.uninstall();
+		// Whatever the executions left behind must not carry over to the next seed.
+		resetCallers();
+		sim.configure({ intercept: undefined });
+	}
+}
+
+async function runPhases(
+	sim: Simulator,
+	seed: number,
+	options: SimulationOptions,
+	clock: VirtualClock,
+	http: InProcessHttp,
+): Promise<SeedResult> {
 	const workload = makeWorkload(seed, options);
 	const byUid = new Map<string, ItemPlan>();
 	for (const e of workload.execs) for (const item of e.items) byUid.set(item.uid, item);
 	const failures: Failure[] = [];
 	const tokens = [SHARED_TOKEN, ...workload.execs.map((e) => aloneToken(e.exec))];
+	const log: string[] = [];
 
 	// Shared phase: every execution on one credential, at its start time.
 	const sharedPhase = newPhase();
@@ -551,9 +602,11 @@ export async function runSeed(
 		items: byUid.size,
 		requests: requestCount,
 		sharedRequests: sharedPhase.sharedRequests,
-		ms: Date.now() - started,
+		ms: 0,
+		virtualMs: clock.elapsedMs,
 		failures,
 		workload,
+		...(options.keepLog && { requestLog: log }),
 	});
 	resetCallers();
 	limitersUsed.clear();
@@ -568,53 +621,57 @@ export async function runSeed(
 	});
 	seedReads(sim, workload);
 	const timeout = options.seedTimeoutMs ?? 90_000;
-	let timer: NodeJS.Timeout | undefined;
-	const timedOut = new Promise<'timeout'>((resolve) => {
-		timer = setTimeout(() => resolve('timeout'), timeout);
-	});
-	const sharedRuns = Promise.all(
-		workload.execs.map((e) => runExecution(sim, workload, e, SHARED_TOKEN, true)),
-	);
-	const shared = await Promise.race([sharedRuns, timedOut]);
-	if (shared === 'timeout') {
-		clearTimeout(timer);
+	const hang = (phase: string, stuck: Stuck) =>
 		failures.push({
 			invariant: 'hang',
-			message: `the executions had not all ended after ${timeout} ms`,
+			message: {
+				timeout: `${phase}the executions had not all ended after ${timeout} ms`,
+				deadlock: `${phase}the executions had not all ended, and nothing was left to wait for (at ${clock.elapsedMs} ms): a promise nobody settles`,
+				spin: `${phase}the executions had not all ended, and timers kept firing at ${clock.elapsedMs} ms without time moving`,
+			}[stuck],
 		});
+	const phaseStart = clock.now;
+	const shared = await clock.run(
+		Promise.all(workload.execs.map((e) => runExecution(sim, workload, e, SHARED_TOKEN, true))),
+		timeout,
+	);
+	if ('stuck' in shared) {
+		hang('', shared.stuck);
+		if (options.keepLog) log.push(...logLines(sim.requests, phaseStart));
 		return finish(sim.requests.length);
 	}
-	await quiet(sim);
+	await quiet(clock, http, sim);
 	const limiters = limitersUsed.size;
 	const requests = [...sim.requests];
 	const tasks = new Map(sim.tasks);
+	if (options.keepLog) log.push(...logLines(requests, phaseStart), '-- alone');
 
 	// Alone phase: each execution on its own token (its own limiter and lanes: nothing shared), all at once.
 	resetCallers();
 	sim.reset();
 	sim.configure({ intercept: interceptor(workload, byUid, newPhase(), false) });
 	seedReads(sim, workload);
-	const alone = await Promise.race([
+	const aloneStart = clock.now;
+	const alone = await clock.run(
 		Promise.all(
 			workload.execs.map((e) => runExecution(sim, workload, e, aloneToken(e.exec), false)),
 		),
-		timedOut,
-	]);
-	clearTimeout(timer);
-	await quiet(sim);
+		timeout,
+	);
+	if (!('stuck' in alone)) await quiet(clock, http, sim);
+	if (options.keepLog) log.push(...logLines(sim.requests, aloneStart));
 	sim.configure({ intercept: undefined });
-	if (alone === 'timeout') {
-		failures.push({
-			invariant: 'hang',
-			message: `alone, the executions had not all ended after ${timeout} ms`,
-		});
+	if ('stuck' in alone) {
+		hang('alone, ', alone.stuck);
 		return finish(requests.length);
 	}
+	const sharedOutcomes = shared.value;
+	const aloneOutcomes = alone.value;
 
 	// 1. Outcomes: shared as alone (within what the execution's own faults leave open), and alone as its faults say.
 	for (const e of workload.execs) {
-		const sharedOutcome = shared[e.exec];
-		for (const problem of checkOutcome(e, alone[e.exec]))
+		const sharedOutcome = sharedOutcomes[e.exec];
+		for (const problem of checkOutcome(e, aloneOutcomes[e.exec]))
 			failures.push({ invariant: 'alone', exec: e.exec, message: problem });
 		if (sharedOutcome.cancelled) continue;
 		for (const problem of checkOutcome(e, sharedOutcome))
@@ -622,10 +679,10 @@ export async function runSeed(
 	}
 	// 2. Leaks.
 	for (const e of workload.execs)
-		for (const leak of leaks(workload, e, shared[e.exec].shown, byUid))
+		for (const leak of leaks(workload, e, sharedOutcomes[e.exec].shown, byUid))
 			failures.push({ invariant: 'leak', exec: e.exec, message: `shows ${leak}` });
 	// 3. The store.
-	failures.push(...checkStore(workload, shared, tasks, byUid));
+	failures.push(...checkStore(workload, sharedOutcomes, tasks, byUid));
 	// 4. The server's window count: a 429 of its own (not a fault we injected) means it counted past the limit.
 	const windowRefusals = requests.filter((request) => request.status === 429 && !request.fault);
 	if (windowRefusals.length) {
@@ -637,7 +694,7 @@ export async function runSeed(
 		const faults = new Map<string, number>();
 		for (const request of within)
 			if (request.fault) faults.set(request.fault, (faults.get(request.fault) ?? 0) + 1);
-		const cancelled = workload.execs.filter((e) => shared[e.exec].cancelled).length;
+		const cancelled = workload.execs.filter((e) => sharedOutcomes[e.exec].cancelled).length;
 		failures.push({
 			invariant: 'window',
 			message:

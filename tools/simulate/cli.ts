@@ -4,9 +4,9 @@
 // failed. The harness lives beside the tests (it runs the node through n8n-core like them); this tool is its
 // command line, and the one tool that imports from test/.
 //
-// Replay: a seed replays the same workload and the same faults (each a function of the seed and of what a request or
-// item holds). The executions run over real HTTP on 127.0.0.1 on the real clock, so how they interleave, and so which
-// requests they share, may differ from one run to the next: a failure found once may need a few runs to show again.
+// Replay: a seed replays exactly. The executions run in process on a virtual clock (the harness), so the same seed gives
+// the same workload, faults, interleaving and requests, in the same order, on any machine: the replay command printed
+// for a failing seed shows the same failure.
 import { Arg, fail, readArgs, type FlagKind } from '../cli/args';
 import { startSimulator } from '../simulator/simulator';
 import { CI_FAMILIES, KNOWN_FAILING_FAMILIES } from '../../test/simulation/families';

@@ -27,6 +27,8 @@ const sync = {
 	externalId: '={{ $json.id }}',
 	title: '={{ $json.title }}',
 	sourceValue: 'helpdesk',
+	// Every row (one per ticket and per task closed), as versions 1 and 2 output by default: the tests count them.
+	syncOutput: 'allRows',
 };
 const getAll = (filters: IDataObject = {}) => ({
 	resource: 'task',

@@ -3,8 +3,9 @@
 // survives (families.ts). A failing seed names the command that runs it again, exactly:
 // `npm run simulate -- --seeds 1 --start <seed> ...`.
 //
-// 500 seeds of at most 10 executions of at most 4 items: 89 s in the CLI on a 2-core machine at a load average of 22
-// (38 s of CPU), 133 s in jest at a load average of 20-38 (71 s of CPU); 40 seeds over real HTTP took 65-85 s.
+// 500 seeds of at most 10 executions of at most 4 items, with the replay test: 72 s in jest on this 2-core machine at a
+// load average of 5 (57 s of CPU), 133 s at a load average of 20-38; the CLI ran the 500 seeds in 89 s at a load of 22
+// (about 7 seeds a second of CPU). Over real HTTP on the real clock, 40 seeds took 65-85 s.
 import type { Simulator } from '../../tools/simulator/simulator';
 import { startSimulator } from '../../tools/simulator/simulator';
 import { CI_FAMILIES, KNOWN_FAILING_FAMILIES } from './families';
@@ -73,7 +74,6 @@ describe('The seeded simulation replays', () => {
 		const first = await runSeed(sim, 3, replay);
 		const second = await runSeed(sim, 3, replay);
 		expect(first.requestLog!.length).toBeGreaterThan(100);
-		expect(first.sharedRequests).toBeGreaterThan(0);
 		expect(second.requestLog).toEqual(first.requestLog);
 	}, 60_000);
 });

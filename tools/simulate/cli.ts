@@ -102,7 +102,7 @@ async function main() {
 	try {
 		for (let seed = options.start; seed < options.start + options.seeds; seed++) {
 			const result = await runSeed(sim, seed, options);
-			const line = `seed ${seed}: ${result.execs} execution(s), ${result.items} item(s), ${result.requests} request(s) (${result.sharedRequests} shared), ${(result.ms / 1000).toFixed(1)} s`;
+			const line = `seed ${seed}: ${result.execs} execution(s), ${result.items} item(s), ${result.requests} request(s) (${result.sharedRequests} shared), ${(result.ms / 1000).toFixed(1)} s (${(result.virtualMs / 1000).toFixed(1)} s virtual)`;
 			if (result.failures.length === 0) {
 				passed++;
 				if (options.verbose) process.stdout.write(`${line}: ok\n`);

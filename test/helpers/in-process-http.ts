@@ -11,6 +11,8 @@
 // simulation's virtual one).
 import { STATUS_CODES } from 'node:http';
 
+// axios is n8n's (n8n-core and n8n-workflow send through it), not a package of this project: the one copy npm
+// installs for them, which the adapter below must reach (in-process-http.test.ts fails when it does not).
 import axios, {
 	AxiosError,
 	AxiosHeaders,

@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
+/* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // The seeded simulation's controlled clock (issue 44, item 2): virtual time for everything in the process that reads
 // or waits on time: Date, setTimeout / setInterval / setImmediate (n8n-workflow's sleep, the rate limiter, the lanes,
 // n8n-core, the simulator's latency and its rate window), performance.now (nodes/shared/clock.ts). Time stands still
@@ -7,6 +7,7 @@
 // nextTick first). Timers that fall due at once fire one by one, in the order they were set, each followed by the
 // microtasks it causes, as Node runs them. Math.random is a PRNG seeded by the seed (the client's backoff jitter), so
 // that one seed replays exactly: the same workload, the same interleaving, the same requests in the same order.
+// jest's own fake timers (jest installs them), not a package of this project.
 import { withGlobal, type Clock } from '@sinonjs/fake-timers';
 
 import { mulberry32 } from './workload';

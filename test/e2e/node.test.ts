@@ -8,6 +8,7 @@ import {
 	codeNode,
 	CREDENTIAL_NAME,
 	credentialData,
+	http,
 	importAndRun,
 	log,
 	manualWorkflow,
@@ -17,6 +18,8 @@ import {
 	printTimings,
 	runError,
 	setUpStage,
+	timed,
+	TOKEN,
 } from './lib/backlog';
 import { countRequests, readingsFor } from '../../tools/simulator/simulator';
 import { ageTasks } from '../helpers/age';
@@ -28,6 +31,25 @@ const WRITE = /^(PUT|PATCH|POST|DELETE)$/;
 const writesOf = <T extends { method: string; path: string }>(requests: T[]): T[] =>
 	requests.filter((request) => WRITE.test(request.method) && request.path !== '/tasks/query');
 
+/** Sync Backlog of tickets `{ id, subject }`, of the source `e2e-sync` unless `parameters` say otherwise. */
+const syncNode = (
+	name: string,
+	parameters: Record<string, unknown> = {},
+	settings: Record<string, unknown> = {},
+) =>
+	backlogNode(
+		name,
+		{
+			resource: 'task',
+			operation: 'syncBacklog',
+			externalId: '={{ $json.id }}',
+			title: '={{ $json.subject }}',
+			sourceValue: 'e2e-sync',
+			...parameters,
+		},
+		settings,
+	);
+
 /** Three open tickets, then Sync Backlog of the source `e2e-sync` (S-0 of that source is no longer open). */
 const syncBranch = (name: string, parameters: Record<string, unknown> = {}) => [
 	codeNode('Tickets', [
@@ -35,14 +57,7 @@ const syncBranch = (name: string, parameters: Record<string, unknown> = {}) => [
 		{ id: 'S-2', subject: 'Sync two' },
 		{ id: 'S-3', subject: 'Sync three' },
 	]),
-	backlogNode(name, {
-		resource: 'task',
-		operation: 'syncBacklog',
-		externalId: '={{ $json.id }}',
-		title: '={{ $json.subject }}',
-		sourceValue: 'e2e-sync',
-		...parameters,
-	}),
+	syncNode(name, parameters),
 ];
 
 afterAll(() => printTimings('node'));
@@ -400,6 +415,168 @@ describe.each([2, 1] as N8nMajor[])('Task Backlog node in real n8n %i.x', (major
 			5 * 60_000,
 		);
 	});
+
+	test(
+		"Sync Backlog v3 run again as n8n runs a schedule (n8n execute): the first run reads everything, the next reads only what changed (its summary says incremental, a few requests), an operator's close and edit in the service meanwhile are seen and undone as a full read would, and the output is the changes plus one summary; a full read right after changes nothing",
+		async () => {
+			// `n8n execute` runs a workflow in mode 'cli' (1.123.81 and 2.41.1 alike: commands/execute.js), and both save
+			// the workflow's static data after a run in any mode but 'manual' (execution-lifecycle-hooks.js,
+			// hookFunctionsSave), reading it back from the workflow's row on the next execute: the node's memory is kept
+			// from run to run as under a Schedule Trigger. The workflow is imported once: an import replaces static data.
+			// The Code node counts its runs in the workflow's global static data (kept the same way) to change its tickets:
+			// run 1 R-1..R-120; runs 2 and 3 drop R-5, retitle R-4, add R-121; run 3 sets Full Read Every to 0.
+			const source = 'e2e-schedule';
+			const workflow = manualWorkflow(wid('Scheduled'), 'e2e: scheduled sync v3', [
+				codeNode(
+					'Tickets',
+					[
+						"const memory = $getWorkflowStaticData('global');",
+						'memory.runs = (memory.runs ?? 0) + 1;',
+						'const first = memory.runs === 1;',
+						'const ids = Array.from({ length: 120 }, (_, i) => i + 1).filter((id) => first || id !== 5);',
+						'if (!first) ids.push(121);',
+						"return ids.map((id) => ({ json: { id: 'R-' + id, subject: !first && id === 4 ? 'Ticket 4, retitled' : 'Ticket ' + id, fullRead: memory.runs >= 3 } }));",
+					].join('\n'),
+				),
+				syncNode(
+					'Sync',
+					{
+						sourceValue: source,
+						syncOptions: { fullReadEveryHours: '={{ $json.fullRead ? 0 : 24 }}' },
+					},
+					{ typeVersion: 3 },
+				),
+			]);
+			await stage.folder.importWorkflow(workflow);
+			const execute = async (label: string) => {
+				stage.sim.clearRequests();
+				const result = await timed(`n8n ${major}.x execute scheduled sync, ${label}`, () =>
+					stage.folder.execute(workflow.id, { timeoutMs: 180_000 }),
+				);
+				if (result.code !== 0)
+					log(`${label}: exit ${result.code}\n${result.stdout}\n${result.stderr}`);
+				expect(result.code).toBe(0);
+				const requests = [...stage.sim.requests];
+				const figures = {
+					requests: requests.length,
+					listingPages: requests.filter((r) => r.method === 'GET' && r.path === '/tasks').length,
+					queries: requests.filter((r) => r.path === '/tasks/query').length,
+					writes: writesOf(requests).length,
+					// each request, a query with its body (cut short)
+					perRequest: requests.map(
+						(r) =>
+							`${r.method} ${r.path.replace(/[0-9a-f-]{36}/, ':uid')}${r.path === '/tasks/query' ? ` ${JSON.stringify(r.body).slice(0, 200)}` : ''}`,
+					),
+				};
+				log(`n8n ${major}.x scheduled sync, ${label}: ${JSON.stringify(figures)}`);
+				return { output: nodeItems(result.run, 'Sync'), requests, figures };
+			};
+			const ofSource = () =>
+				[...stage.sim.tasks.values()].filter((task) => task.fields.source === source);
+			const task = (id: number) => ofSource().find((t) => t.fields.ticket_id === `R-${id}`)!;
+			const summaryOf = (output: ReturnType<typeof nodeItems>) => {
+				// The output is the changes then one summary, last.
+				expect(output.filter((item) => item.json.action === 'summary')).toHaveLength(1);
+				expect(output[output.length - 1].json.action).toBe('summary');
+				return output[output.length - 1];
+			};
+			// 5 tasks a page: a full read of the 120 tasks lists 24 pages or more, what changed fits a page or two.
+			stage.sim.configure({ maxPageSize: 5 });
+			try {
+				const first = await execute('run 1');
+				const firstSummary = summaryOf(first.output);
+				expect(firstSummary.json).toMatchObject({
+					source,
+					read: 'full',
+					dry_run: false,
+					counts: { create: 120, update: 0, reopen: 0, close: 0, unchanged: 0 },
+				});
+				expect(first.output).toHaveLength(121);
+				// The source was empty: one listing page, then its tickets read by uid (none found) and written.
+				expect(first.figures.listingPages).toBe(1);
+				expect(ofSource().filter((t) => t.status !== 'DONE')).toHaveLength(120);
+
+				// Left an hour ago (past the 5-minute Close Grace Period); meanwhile an operator closes R-2 and renames R-3
+				// in the service (stamped by it now, after the run's memory).
+				ageTasks(stage.sim, 60 * 60_000, (t) => t.fields.source === source);
+				const operator = async (id: number, body: Record<string, unknown>) => {
+					const answer = await http('PATCH', `${stage.sim.url}/tasks/${task(id).uid}`, {
+						body,
+						headers: { authorization: `Bearer ${TOKEN}` },
+					});
+					expect(answer.status).toBe(200);
+				};
+				await operator(2, { status: 'DONE' });
+				await operator(3, { fields: { ...task(3).fields, title: 'Renamed by an operator' } });
+
+				const second = await execute('run 2');
+				const summary = summaryOf(second.output);
+				expect(summary.json).toMatchObject({
+					source,
+					read: 'incremental',
+					dry_run: false,
+					counts: { create: 1, update: 2, reopen: 1, close: 1, kept_open: 0, unchanged: 116 },
+					close_guard: { verdict: 'allowed', closes: 1 },
+				});
+				expect(summary.pairedItem).toEqual({ item: 0 });
+				const changes = second.output.slice(0, -1);
+				expect(
+					changes
+						.map((item) => [item.json.action, item.json.external_id])
+						.sort((a, b) => String(a[1]).localeCompare(String(b[1]))),
+				).toEqual([
+					['create', 'R-121'],
+					['reopen', 'R-2'],
+					['update', 'R-3'],
+					['update', 'R-4'],
+					['close', 'R-5'],
+				]);
+				const change = (id: string) => changes.find((item) => item.json.external_id === id)!;
+				expect(change('R-3').json.changes).toEqual({
+					'fields.title': { from: 'Renamed by an operator', to: 'Ticket 3' },
+				});
+				expect(change('R-4').json.changes).toEqual({
+					'fields.title': { from: 'Ticket 4', to: 'Ticket 4, retitled' },
+				});
+				expect(change('R-2').json.changes).toMatchObject({ status: { from: 'DONE', to: 'TODO' } });
+				// Paired with their input items (R-121 is the last of 120); a close stands for no item: item 0.
+				expect(change('R-121').pairedItem).toEqual({ item: 119 });
+				expect(change('R-5').pairedItem).toEqual({ item: 0 });
+				// Read only what changed: no listing of the source, a few requests for 120 tickets (seen: 9, 10 under the
+				// strict profile, whose queries have no cursor; the full read of run 3: 26).
+				expect(second.figures.listingPages).toBe(0);
+				expect(second.figures.requests).toBeLessThanOrEqual(12);
+				expect(task(2).status).toBe('TODO');
+				expect(task(3).fields.title).toBe('Ticket 3');
+				expect(task(4).fields.title).toBe('Ticket 4, retitled');
+				expect(task(5).status).toBe('DONE');
+				expect(task(121).status).toBe('TODO');
+
+				// The same input read whole (Full Read Every 0): the incremental run left what a full read leaves.
+				const third = await execute('run 3 (full read)');
+				expect(third.output).toHaveLength(1);
+				expect(summaryOf(third.output).json).toMatchObject({
+					read: 'full',
+					counts: {
+						create: 0,
+						update: 0,
+						reopen: 0,
+						unarchive: 0,
+						close: 0,
+						kept_open: 0,
+						unchanged: 120,
+					},
+				});
+				expect(third.figures.writes).toBe(0);
+				expect(third.figures.listingPages).toBeGreaterThanOrEqual(24);
+				expect(second.figures.requests).toBeLessThan(third.figures.requests);
+				expect(ofSource().filter((t) => t.status !== 'DONE')).toHaveLength(120);
+			} finally {
+				stage.sim.configure({ maxPageSize: 100 });
+			}
+		},
+		10 * 60_000,
+	);
 
 	test(
 		'a bad token fails the workflow with the 401 message that says to check the token, and nothing more is sent',

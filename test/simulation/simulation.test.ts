@@ -23,15 +23,8 @@ export const CI_MAX_ITEMS = 4;
  * that a fix shows as a test to move back (a failing seed found in CI is a one-line reproduction, not noise).
  */
 export const KNOWN_FAILING_SEEDS: Record<number, string> = {
-	// Both: an execution's read of its own tasks also asks for a task of another execution, the caller's probe
-	// (nodes/shared/tasks/readByUid.ts probesFor: a task the token's caller has lately read or written, asked for last
-	// to confirm the server applied the whole list). The harness counts the request as carrying that execution's items,
-	// so under transient-beyond-a-strangers-max-attempts it may fail it within the stranger's Max Attempts, which is more
-	// than the reader's own. Alone, the reader asks for its own tasks only. Either the harness should not count a probe
-	// as a stranger's item, or the probe should be one of the execution's own tasks: a stranger's task that the server
-	// refuses to read (403, or 500 on every try) would fail this execution's reads.
-	201: "exec 1 (Share Requests off, Max Attempts 1): POST /tasks/query for its 3 uids and exec 0's (written 30 ms before), answered 503; exec 1 fails",
-	245: "exec 7 (Max Attempts 1): POST /tasks/query for its 3 uids and exec 6's, answered 503; exec 7 fails",
+	// None. Seeds 201 and 245 failed until a bulk read that failed with the caller's probe (a task another execution
+	// wrote, asked for last to confirm the server applied the whole list) was asked again without it (readByUid.ts).
 };
 
 let sim: Simulator;

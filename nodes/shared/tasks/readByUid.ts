@@ -4,6 +4,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { queryTasks, refusesCondition } from './queryTasks';
+import { isCancelled } from '../transport/cancellation';
 import { hasStatus } from '../transport/errors';
 
 /**
@@ -59,17 +60,18 @@ export async function readTasksByUid(
 	const unique = [...new Set(uids)];
 	const memory = await readMemory(client);
 	if (unique.length > 1 && !readsOneByOne.has(client)) {
-		const probes = probesFor(memory, unique);
 		let beside: Lookup | undefined;
-		const read = await readByCondition(
-			client,
-			memory,
-			unique,
-			probes,
-			itemIndex,
-			(missing, probed) => {
+		const readWith = (probes: string[]) =>
+			readByCondition(client, memory, unique, probes, itemIndex, (missing, probed) => {
 				if (!probed) beside = lookup(client, missing[missing.length - 1], itemIndex);
-			},
+			});
+		const probes = probesFor(memory, unique);
+		// The probes are tasks the caller knows, perhaps another execution's: an execution's error must come from a
+		// request that carried only what it asked for, so a read that failed with them is asked again without them.
+		const read = await readWith(probes).catch((error: unknown) =>
+			probes.length === 0 || hasStatus(error, 401) || isCancelled(client)
+				? Promise.reject(error)
+				: readWith([]),
 		);
 		if (read) {
 			forget(memory, read.probesMissed);

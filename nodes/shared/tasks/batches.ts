@@ -1,5 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
@@ -18,16 +18,7 @@ import { now } from '../clock';
  * What a write got: the task as the service answered, or an error. `existed`: the answer to a PUT does not show the
  * values sent, so the task was there already (created meanwhile by someone else) and the server kept its values.
  */
-export type WriteResult =
-	| { task: IDataObject; existed?: true }
-	| {
-			error: Error;
-			/**
-			 * The request failed as a whole and carried other runs' writes too, or n8n aborted its sender: the error says
-			 * nothing of this write, which the shared lane sends again (sharing/lane.ts Lane.split). Alone, an error.
-			 */
-			shared?: true;
-	  };
+export type WriteResult = { task: IDataObject; existed?: true } | { error: Error };
 
 export type Method = 'PUT' | 'PATCH';
 
@@ -61,19 +52,17 @@ export interface Planned {
 	owner?: WriteOwner;
 }
 
-/**
- * One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure.
- * Never its client or context: a shared batch is sent by the run that sends the turn (sharing/lane.ts).
- */
+/** One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure. */
 export interface WriteOwner {
 	batchSize: number;
 	stopOnError: boolean;
 	failed?: boolean;
 	/**
-	 * n8n's cancel signal of the run: once it fires, its writes not yet sent are taken out of the batches still to go
-	 * (a turn of the shared lanes carries several).
+	 * The run's own client: once n8n has cancelled its execution, its writes not yet sent are taken out of the batches
+	 * still to go (a turn of the shared lanes carries several), and its client (whose requests n8n aborts) no longer
+	 * sends for the others.
 	 */
-	signal?: AbortSignal;
+	client?: BacklogClient;
 }
 
 /**
@@ -220,7 +209,7 @@ interface BatchOutcome {
 
 /**
  * Sends the writes as one request (/tasks/batch, or /tasks/{uid} for one); the error is the request's, as it came.
- * Writes of several runs go once, without retries (ApiRequest.shared): a failure is split by run (sharing/lane.ts).
+ * Writes of several runs go once, without retries (ApiRequest.shared): a failure is split by run (splitByOwner).
  */
 async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attempt> {
 	const shared = ownersOf(writes) > 1;
@@ -250,10 +239,10 @@ async function attempt(client: BacklogClient, writes: Planned[]): Promise<Attemp
 /**
  * Sends one batch. A batch is written whole or not at all, so when the service refuses it the batch is taken apart
  * until each write gets its own answer: a refusal of the batch's length sends it again in smaller batches (sizeDown);
- * a 422 naming items fails those and sends the others again; the writes of several runs are answered as not decided
- * (WriteResult.shared), whatever the status and message, and the shared lane splits them by run (sharing/lane.ts), so
- * that a run only ever gets the error of a request that carried nothing but its own writes; one run's 422 naming no
- * item is halved. Anything else fails every write of the batch (one run's own): none is reported as done.
+ * a 422 naming items fails those and sends the others again; the writes of several runs are split by run
+ * (splitByOwner), whatever the status and message, so that a run only ever gets the error of a request that carried
+ * nothing but its own writes; one run's 422 naming no item is halved. Anything else fails every write of the batch
+ * (one run's own): none is reported as done.
  */
 async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<BatchOutcome> {
 	const first = await attempt(client, writes);
@@ -261,25 +250,26 @@ async function writeBatch(client: BacklogClient, writes: Planned[]): Promise<Bat
 	return await settle(client, writes, first.error);
 }
 
-/** The answers of writes whose request failed with `error` (see writeBatch). */
+/**
+ * The answers of writes whose request failed with `error` (see writeBatch); `level`: how many splits by run in a row
+ * failed as an outage would (splitByOwner).
+ */
 async function settle(
 	client: BacklogClient,
 	writes: Planned[],
 	error: unknown,
+	level = 1,
 ): Promise<BatchOutcome> {
-	const fail = (reason: unknown, shared?: true) => ({
-		results: writes.map(() => ({ error: reason as Error, ...(shared && { shared }) })),
-	});
-	// n8n aborted the sender's requests: the other runs' writes go again with a live run (sharing/lane.ts).
-	if (isCancelled(client)) return fail(error, true);
-	if (writes.length === 1) return fail(error);
+	const fail = (reason: unknown) => ({ results: writes.map(() => ({ error: reason as Error })) });
+	// n8n aborted the sender's requests: the other runs' writes go again with a live run's client (writeAll).
+	if (writes.length === 1 || isCancelled(client)) return fail(error);
 	const smaller = tooLarge(error, writes.length);
 	if (smaller !== undefined) return await sizeDown(client, writes, smaller);
 	if (hasStatus(error, 422) && failingItems(error, writes.length).size > 0)
 		return await splitInvalid(client, writes, error);
 	// A 401 is the credential's, and a 429 that outlasted the attempts is the token's: every run of it has it alike.
 	if (hasStatus(error, 401, 429)) return fail(error);
-	if (ownersOf(writes) > 1) return fail(error, true);
+	if (ownersOf(writes) > 1) return await splitByOwner(client, writes, level);
 	if (hasStatus(error, 422)) return await inHalves(client, writes);
 	return fail(error);
 }
@@ -297,6 +287,60 @@ async function inHalves(client: BacklogClient, writes: Planned[]): Promise<Batch
 /** A failure that may pass by itself: a 5xx the spec calls transient, or no answer at all (a network error). */
 export const transient = (error: unknown) =>
 	statusOf(error) === undefined || hasStatus(error, 500, 502, 503, 504);
+
+/**
+ * The writes of several runs, whose request failed: sent again in two halves of whole runs, each half once, until a
+ * part holds one run's writes, which is then sent with that run's client and retried under its policy
+ * (writeBatch). No message, status or quoted value decides who is at fault: one write refused on every try among 50
+ * runs costs 2 × ceil(log2 50) requests and its run's attempts. When both halves fail with a transient status (an
+ * outage, not one write), the split waits as a retry would before going further.
+ */
+async function splitByOwner(
+	client: BacklogClient,
+	writes: Planned[],
+	level: number,
+): Promise<BatchOutcome> {
+	const runs = new Map<WriteOwner | undefined, number[]>();
+	writes.forEach((write, index) => {
+		const run = runs.get(write.owner);
+		if (run) run.push(index);
+		else runs.set(write.owner, [index]);
+	});
+	const groups = [...runs.values()];
+	const half = Math.ceil(groups.length / 2);
+	const halves = [groups.slice(0, half).flat(), groups.slice(half).flat()];
+	const parts = halves.map((indexes) => indexes.map((index) => writes[index]));
+	const results: WriteResult[] = new Array(writes.length);
+	const settleLater: number[] = [];
+	const errors: unknown[] = [];
+	for (const [at, part] of parts.entries()) {
+		if (ownersOf(part) === 1) {
+			const own = await writeBatch(senderFor(client, part), part);
+			halves[at].forEach((index, position) => (results[index] = own.results[position]));
+			continue;
+		}
+		const tried = await attempt(client, part);
+		if ('results' in tried)
+			halves[at].forEach((index, position) => (results[index] = tried.results[position]));
+		else {
+			settleLater.push(at);
+			errors[at] = tried.error;
+		}
+	}
+	const outage = settleLater.length === 2 && errors.every(transient);
+	if (outage) await sleep(client.backoffMs(level));
+	for (const at of settleLater) {
+		const outcome = await settle(client, parts[at], errors[at], outage ? level + 1 : 1);
+		halves[at].forEach((index, position) => (results[index] = outcome.results[position]));
+	}
+	return { results };
+}
+
+/** The client to send one run's writes with: its own while n8n has not cancelled it (its policy, its abort). */
+function senderFor(client: BacklogClient, writes: Planned[]): BacklogClient {
+	const own = writes[0].owner?.client;
+	return own && !isCancelled(own) ? own : client;
+}
 
 /**
  * A batch refused for its length, sent again in batches of `size`. The size is learnt (acceptedSize) only when every
@@ -373,13 +417,11 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
 /**
  * Sends the planned writes of one method in batches of at most `batchSize` (or the smaller size the server
  * accepted, learnt for the caller: batchSizeMemory), each write answered in order. A write whose owner stops on error and
- * already had one is not sent, nor one whose owner n8n cancelled. The tasks of the writes marked `reread` are read
- * again just before their batch is sent.
+ * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
  *
- * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with the client of the run that sends the
- * turn. When n8n cancels that run its requests are aborted: what it did not get through is answered as not decided
- * (WriteResult.shared), and the shared lane sends the other runs' writes again with a live run (PUT and PATCH with the
- * same values are idempotent, so a write that landed before the abort is not doubled).
+ * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with one run's client. When n8n cancels that run
+ * its requests are aborted: the other runs' writes of a request that failed so go again with a live run's client
+ * (PUT and PATCH with the same values are idempotent, so a write that landed before the abort is not doubled).
  */
 export async function writeAll(
 	client: BacklogClient,
@@ -387,31 +429,37 @@ export async function writeAll(
 	batchSize: number,
 ): Promise<WriteResult[]> {
 	const results: WriteResult[] = new Array(writes.length);
+	let pending = writes.map((_, index) => index);
+	let sender = client;
 	const sizes = await batchSizeMemory(client);
-	for (let start = 0; start < writes.length;) {
-		if (isCancelled(client)) {
-			for (let at = start; at < writes.length; at++)
-				results[at] = { error: cancelled(client), shared: true };
-			break;
-		}
+	while (pending.length > 0) {
+		sender = liveSender(
+			sender,
+			pending.map((at) => writes[at]),
+		);
 		const size = Math.max(1, Math.min(Math.floor(batchSize), sizes.accepted));
-		const slice: number[] = [];
-		for (let at = start; at < Math.min(start + size, writes.length); at++) slice.push(at);
-		start += slice.length;
+		const slice = pending.slice(0, size);
+		pending = pending.slice(size);
 		const sending = slice.filter((at) => {
 			const { owner } = writes[at];
-			if (owner?.signal?.aborted) results[at] = { error: cancelled(client) };
+			if (owner?.client && isCancelled(owner.client))
+				results[at] = { error: cancelled(owner.client) };
 			else if (owner?.stopOnError && owner.failed) results[at] = { error: notSent() };
 			else return true;
 			return false;
 		});
-		const answers = await sendBatch(
-			client,
+		const { answers, again } = await sendBatch(
+			sender,
 			sending.map((at) => writes[at]),
 			sizes,
 		);
 		const written: string[] = [];
+		const goAgain: number[] = [];
 		for (const [index, at] of sending.entries()) {
+			if (again[index]) {
+				goAgain.push(at);
+				continue;
+			}
 			const answer = answers[index];
 			const result =
 				writes[at].method === 'PUT' && 'task' in answer
@@ -419,32 +467,39 @@ export async function writeAll(
 					: answer;
 			results[at] = result;
 			const { owner } = writes[at];
-			if ('error' in result && !result.shared && owner) owner.failed = true;
+			if ('error' in result && owner) owner.failed = true;
 			else if ('task' in result) written.push(writes[at].uid);
 		}
-		await sawTasks(client, written);
+		await sawTasks(sender, written);
+		pending = [...goAgain, ...pending];
 	}
 	return results;
 }
 
 /**
  * One batch of writes, its tasks read again first where asked (Planned.reread), and those that already hold their
- * values answered without a request (Planned.unlessHeld).
+ * values answered without a request (Planned.unlessHeld). `again` marks the writes of other live runs whose request
+ * failed because n8n cancelled the sender's run: they are to be sent again with another client.
  */
 async function sendBatch(
 	sender: BacklogClient,
 	writes: Planned[],
 	sizes: BatchSizeMemory,
-): Promise<WriteResult[]> {
+): Promise<{ answers: WriteResult[]; again: boolean[] }> {
+	const goesAgain = (write: Planned, result: WriteResult) =>
+		'error' in result &&
+		isCancelled(sender) &&
+		write.owner?.client !== undefined &&
+		!isCancelled(write.owner.client);
 	let batch = writes;
 	const at = now();
 	if (batch.some((write) => needsReread(write, at))) {
 		try {
 			batch = await reread(sender, batch);
 		} catch (error) {
-			// Not read, not written: the batch's items fail with the read's error (several runs': not decided).
-			const shared = ownersOf(writes) > 1 || isCancelled(sender);
-			return writes.map(() => ({ error: error as Error, ...(shared && { shared }) }));
+			// Not read, not written: the batch's items fail with the read's error.
+			const answers = writes.map(() => ({ error: error as Error }));
+			return { answers, again: writes.map((write, index) => goesAgain(write, answers[index])) };
 		}
 	}
 	// Create or Update of a task that already holds the values, as last read or written: nothing to send.
@@ -459,7 +514,19 @@ async function sendBatch(
 	if (outcome.acceptedSize !== undefined)
 		sizes.accepted = Math.min(sizes.accepted, outcome.acceptedSize);
 	let next = 0;
-	return batch.map((write, index) =>
+	const answers = batch.map((write, index) =>
 		held[index] ? { task: write.current! } : outcome.results[next++],
 	);
+	return { answers, again: batch.map((write, index) => goesAgain(write, answers[index])) };
+}
+
+/**
+ * The client to send with: this one, or once n8n has cancelled its execution (and so aborts its requests), the client
+ * of a run whose writes are still to go, which then carries the others' as well.
+ */
+function liveSender(client: BacklogClient, writes: Planned[]): BacklogClient {
+	if (!isCancelled(client)) return client;
+	const live = writes.find((write) => write.owner?.client && !isCancelled(write.owner.client))
+		?.owner?.client;
+	return live ?? client;
 }

@@ -4,8 +4,9 @@
 //    production URL, n8n runs the workflow, and the comment appears on that task in the simulator;
 //  - requests with a bad or missing signature, or a replayed timestamp, get 401 and start nothing;
 //  - create-and-forget.json activated: ticket events POSTed to its Webhook make one task per ticket; 300 at once, one
-//    per execution, at 60 requests a minute; and 300 at once of which the service refuses one with a 400 naming its
-//    value (a "poisoned burst"): only that execution fails, and only its data (answer, stored execution) shows it;
+//    per execution, at 60 requests a window, of which the service refuses a few on every try (plain 400s side by
+//    side, a 400 naming its value, a 403 quoting it; in another burst a 500): only those executions fail, and only
+//    its own data (answer, stored execution) shows a refused value;
 //  - the Poll Trigger activated with its smallest interval (every minute): a task created after the first
 //    (baseline) poll is emitted by a later poll, and the workflow comments on it;
 //  - the credential test (GET /accounts/me) run by n8n itself through its REST API, with a good and a bad token,
@@ -48,24 +49,11 @@ interface BurstCaller {
 	token: string;
 	credential: { id: string; name: string };
 }
-const BURST: BurstCaller = {
-	workflowId: 'e2eEventBurst001',
-	path: 'ticket-events-burst',
-	webhookId: '6e1a4d2b-8f3c-4b7d-9a20-3d5f7b9c1e02',
-	token: 'e2e-burst-token-93c1',
-	credential: { id: 'taskBacklogBurst01', name: 'Task Backlog (60 per minute)' },
-};
-const POISONED: BurstCaller = {
-	workflowId: 'e2eEventPoison01',
-	path: 'ticket-events-poisoned',
-	webhookId: '0c7e2a91-5d4b-4f3e-8a6c-1b9d7e5f3a04',
-	token: 'e2e-poison-token-4d7a',
-	credential: { id: 'taskBacklogPoison1', name: 'Task Backlog (60 per minute, poisoned burst)' },
-};
 /**
- * The refused-ticket bursts' caller (issue 44, item 4): its own workflow, credential and token, at a time-scaled window
- * of SPLIT_WINDOW_MS (a tenth of the real minute, as queue-mode.test.ts) that its credential states too, and a
- * first retry delay scaled by the same tenth; three bursts in a row on it each start in a window of their own.
+ * The bursts' caller: its own workflow, credential and token, at a time-scaled window of SPLIT_WINDOW_MS (a tenth of
+ * the real minute, as queue-mode.test.ts) that its credential states too, and a first retry delay scaled by the same
+ * tenth; two bursts in a row on it each start in a window of their own. The real minute is the benchmark's
+ * (`npm run bench -- --events`).
  */
 const SPLIT: BurstCaller = {
 	workflowId: 'e2eEventSplit001',
@@ -114,13 +102,14 @@ const SLOW_MS = 3000;
 const TIMEOUT_SECONDS = 4;
 const FOLLOWERS = 5;
 const BURST_EVENTS = 300;
-/** The value the service refuses in the poisoned burst (the subject of one ticket), and that ticket. */
-const REFUSED_VALUE = 'PAYROLL-4711-secret';
-const POISONED_TICKET = 137;
-/** The refused-ticket burst (a)'s two refused tickets: side by side, so that they go in one shared batch. */
+/** The first burst's two tickets refused with the same plain 400 (a): side by side, so that they share a batch. */
 const REFUSED_PAIR = [137, 138] as const;
-/** The refused-ticket burst (c)'s ticket, refused with a 403 quoting its value (in the same burst as (a)'s pair). */
+/** The first burst's ticket refused with a 400 naming its value (a "poisoned" ticket). */
+const POISONED_TICKET = 62;
+/** The first burst's ticket refused with a 403 quoting its value (c). */
 const FORBIDDEN_TICKET = 212;
+/** The second burst's ticket answered 500 on every try (b). */
+const CRASHING_TICKET = 137;
 const POLL_SOURCE = 'poll-e2e';
 /** A listing of the poll workflow's trigger: POST /tasks/query with a condition on its source (GET /tasks without a time filter). */
 const isPollListing = (r: {
@@ -215,7 +204,7 @@ afterAll(async () => {
 });
 
 /**
- * The bursts (the 300 at once, the poisoned one, the refused-ticket ones) and the cancelled sender run in the e2e
+ * The two bursts of 300 (refused tickets of each kind among them) and the cancelled sender run in the e2e
  * project only: what they test (requests shared by executions under load, split by execution, within a deadline) does
  * not depend on the simulator's reading of the spec's open points, whose every reading the node's unit tests run
  * (unit-strict: coalescing, isolation). Each costs about a minute per major, and they must run with nothing beside
@@ -247,8 +236,8 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	let createdDuringBaseline = false;
 	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
 	let internalStamps = true;
-	/** How long the burst without a refused ticket took to be answered (the poisoned burst's bound is set from it). */
-	let plainBurstMs: number | undefined;
+	/** How long the first burst took to be answered: how fast n8n starts 300 executions here ((b)'s bound). */
+	let firstBurstMs: number | undefined;
 
 	const api = async (method: string, path: string, body?: object) => {
 		const res = await http(method, `${stage.sim.url}${path}`, {
@@ -490,7 +479,16 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			log(
 				`n8n ${major}.x refused-ticket burst ${label}: execution ${e.id} failed with ${/[A-Z]+ \/tasks[^"\\]{0,200}|\w+Error: [^"\\]{0,200}/.exec(e.data)?.[0] ?? '(no message found)'}`,
 			);
-		return { answers, requests, executions, stored, isStored, othersStoredAfterMs, carrying };
+		return {
+			answers,
+			requests,
+			executions,
+			stored,
+			isStored,
+			othersStoredAfterMs,
+			carrying,
+			answeredMs: burst.answeredMs,
+		};
 	};
 
 	/**
@@ -533,7 +531,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		stage = await setUpStage(major, undefined, {
 			credentials: (sim) => [
 				{ ...webhookCredential, type: 'taskBacklogWebhookApi', data: { secret } },
-				...[BURST, POISONED, TIMED_OUT].map((caller) => ({
+				...[TIMED_OUT].map((caller) => ({
 					...caller.credential,
 					type: 'taskBacklogApi',
 					data: credentialData(sim, caller.token, { requestsPerMinute: 60 }),
@@ -553,14 +551,12 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		stage.sim.seedTasks(1, () => ({ fields: { title: 'Already in the backlog' } }));
 		internalStamps = [...stage.sim.tasks.values()][0].internal_updated_at !== null;
 		stage.sim.configure({
-			tokens: [TOKEN, BURST.token, POISONED.token, SHARED_CREDENTIAL.token, SPLIT.token],
+			tokens: [TOKEN, SHARED_CREDENTIAL.token, SPLIT.token],
 		});
 		const workflows = [
 			twoWay,
 			createAndForget,
 			pollWorkflow(),
-			burstWorkflow(createAndForget, BURST),
-			burstWorkflow(createAndForget, POISONED),
 			// n8n's "Timeout Workflow" setting: `executionTimeout`, in seconds, in the workflow's settings (1.x and 2.x)
 			{
 				...burstWorkflow(createAndForget, TIMED_OUT),
@@ -592,7 +588,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 		await timed(`n8n ${major}.x webhooks registered`, async () => {
 			await stage.folder.waitForWebhook(server.baseUrl, triggerPath, 120_000);
 			await stage.folder.waitForWebhook(server.baseUrl, ticketPath, 120_000);
-			for (const caller of [BURST, POISONED, TIMED_OUT, FOLLOWER, SPLIT])
+			for (const caller of [TIMED_OUT, FOLLOWER, SPLIT])
 				await stage.folder.waitForWebhook(server.baseUrl, caller.path, 120_000);
 		});
 		// The service is told where to send its events: the trigger's production URL, signed with the shared secret.
@@ -740,141 +736,25 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	);
 
 	loadTest(
-		`${BURST_EVENTS} ticket events at once, one ticket per execution, at 60 requests per real minute and an undocumented batch limit of 50: every execution succeeds with its own task, every ticket is stored once with its values, no 429`,
+		`${BURST_EVENTS} ticket events at once, one ticket per execution, on one credential (60 requests a ${SPLIT_WINDOW_MS / 1000} s window, a time-scaled minute) and an undocumented batch limit of ${BATCH_LIMIT}, four of them refused on every try: (a) two sent side by side with the same plain 400 ("content policy violation"), a poisoned one with a 400 naming its value, and (c) one with a 403 quoting its value: those four executions fail; the other ${BURST_EVENTS - 4} succeed with their own task, stored once with its values, and no 429; no refused value shows in any other execution's data`,
 		async () => {
-			const {
-				answers,
-				requests: mine,
-				answeredMs,
-			} = await burstAtOnce(
-				BURST,
-				'burst',
-				Array.from({ length: BURST_EVENTS }, (_, i) => ({
-					ticket_id: `BURST-${i}`,
-					subject: `Burst ${i}`,
-				})),
-			);
-			answers.forEach((answer, i) => {
-				expect(answer.status).toBe(200);
-				expect(answer.json.uid).toBe(uuidV5(`BURST-${i}`, DEFAULT_EXTERNAL_ID_NAMESPACE));
-			});
-			const stored = storedTickets('BURST-');
-			expect(stored).toHaveLength(BURST_EVENTS);
-			for (const task of stored)
-				expect(task.fields.title).toBe(`Burst ${String(task.fields.ticket_id).slice(6)}`);
-			expect(mine.filter((r) => r.status === 429)).toHaveLength(0);
-			// One request per event and more would be 600; sharing requests across executions makes it far fewer.
-			expect(mine.length).toBeLessThan(BURST_EVENTS);
-			plainBurstMs = answeredMs;
-		},
-		6 * 60_000,
-	);
-
-	loadTest(
-		`a poisoned burst: ${BURST_EVENTS} ticket events at once, one per execution, at 60 requests a minute, and the service refuses one ticket with a 400 naming its value: only that execution fails, the other ${BURST_EVENTS - 1} tickets are stored once within 60 s (or 30 s more than the same burst without the refused ticket took, where n8n starts the executions more slowly than that), and the refused value shows in that execution's data only`,
-		async () => {
-			const events = Array.from({ length: BURST_EVENTS }, (_, i) => ({
-				ticket_id: `POISON-${i}`,
-				subject: i === POISONED_TICKET ? REFUSED_VALUE : `Poison ${i}`,
-			}));
-			const isStored = (task: { fields: Record<string, unknown> }) =>
-				task.fields.title === `Poison ${String(task.fields.ticket_id).slice(7)}`;
-			// The time until every ticket but the refused one is stored, watched while the events are answered.
-			const started = Date.now();
-			let allStoredAfterMs: number | undefined;
-			const watch = setInterval(() => {
-				if (
-					allStoredAfterMs === undefined &&
-					storedTickets('POISON-').filter(isStored).length >= BURST_EVENTS - 1
-				)
-					allStoredAfterMs = Date.now() - started;
-			}, 100);
-			let burst: Awaited<ReturnType<typeof burstAtOnce>>;
-			try {
-				burst = await burstAtOnce(POISONED, 'poisoned burst', events, {
-					refuseContent: [REFUSED_VALUE],
-				});
-			} finally {
-				clearInterval(watch);
-			}
-			// The last tickets can be stored less than one look (100 ms) before the last answer ends the watch.
-			if (
-				allStoredAfterMs === undefined &&
-				storedTickets('POISON-').filter(isStored).length >= BURST_EVENTS - 1
-			)
-				allStoredAfterMs = Date.now() - started;
-			const { since, answers, requests } = burst;
-			await timed(`n8n ${major}.x poisoned burst: executions stored`, () =>
-				waitFor(
-					`the ${BURST_EVENTS} executions of the poisoned burst stored by n8n`,
-					async () =>
-						(await finishedExecutions(POISONED.workflowId, since, false, 1)).count >= BURST_EVENTS,
-					120_000,
-					1000,
-				),
-			);
-			const finished = (await finishedExecutions(POISONED.workflowId, since, true)).executions;
-			const executions: Array<{ id: string; status: string; data: string }> = [];
-			for (let i = 0; i < finished.length; i += 10) {
-				const some = finished.slice(i, i + 10);
-				const data = await Promise.all(some.map(({ id }) => executionData(id)));
-				some.forEach(({ id, status }, j) => executions.push({ id, status, data: data[j] }));
-			}
-			const failedAnswers = answers.flatMap((answer, i) => (answer.status === 200 ? [] : [i]));
-			const answersWithValue = answers.flatMap((answer, i) =>
-				answer.text.includes(REFUSED_VALUE) ? [i] : [],
-			);
-			const executionsWithValue = executions.filter((e) => e.data.includes(REFUSED_VALUE));
-			const failedExecutions = executions.filter((e) => e.status !== 'success');
-			const stored = storedTickets('POISON-');
-			const refused = requests.filter((r) => r.fault === 'refused-content');
-			const requestKinds = new Map<string, number>();
-			for (const r of requests) {
-				const kind = `${r.method} ${r.path.replace(/[0-9a-f-]{36}/i, '{uid}')} ${r.status}`;
-				requestKinds.set(kind, (requestKinds.get(kind) ?? 0) + 1);
-			}
-			log(
-				`n8n ${major}.x poisoned burst: ${allStoredAfterMs === undefined ? `the ${BURST_EVENTS - 1} good tickets were never all stored (${stored.filter(isStored).length} stored)` : `the ${BURST_EVENTS - 1} good tickets stored after ${(allStoredAfterMs / 1000).toFixed(1)} s`}; ${requests.length} requests (${[...requestKinds].map(([kind, n]) => `${n}× ${kind}`).join(', ')}), ${refused.length} refused with 400, ${requests.filter((r) => r.status === 429).length} answered 429; answers not 200: ${failedAnswers.length} (${failedAnswers.slice(0, 60).join(' ')}), showing the value: ${answersWithValue.length}; stored executions ${executions.length}, failed ${failedExecutions.length} (${[...new Set(failedExecutions.map((e) => e.status))].join(', ')}), with the value in their data ${executionsWithValue.length}; the poisoned one answered ${answers[POISONED_TICKET].status} ${answers[POISONED_TICKET].text.slice(0, 300)}`,
-			);
-
-			// Every other execution succeeds with its own task; the poisoned one fails; no answer but its own shows the value.
-			answers.forEach((answer, i) => {
-				if (i === POISONED_TICKET) return;
-				expect(answer.status).toBe(200);
-				expect(answer.json.uid).toBe(uuidV5(`POISON-${i}`, DEFAULT_EXTERNAL_ID_NAMESPACE));
-				expect(answer.text).not.toContain(REFUSED_VALUE);
-			});
-			expect(answers[POISONED_TICKET].status).not.toBe(200);
-			// The other tickets are stored once with their values, the refused one not. Within 60 s at 60 requests a minute;
-			// on n8n 1.x, whose start of 300 executions alone took 33 to 45 s in the burst without a refused ticket, within
-			// 30 s of that burst's time: the refused ticket's batches split in halves cost about 15 requests more.
-			expect(stored.filter(isStored)).toHaveLength(BURST_EVENTS - 1);
-			expect(stored).toHaveLength(BURST_EVENTS - 1);
-			expect(allStoredAfterMs).toBeLessThanOrEqual(Math.max(60_000, (plainBurstMs ?? 0) + 30_000));
-			expect(requests.filter((r) => r.status === 429)).toHaveLength(0);
-			// n8n stored one execution per event: one failed, and it is the only one whose data holds the refused value.
-			expect(executions).toHaveLength(BURST_EVENTS);
-			expect(failedExecutions).toHaveLength(1);
-			expect(executionsWithValue.map((e) => e.id)).toEqual([failedExecutions[0].id]);
-			expect(failedExecutions[0].data).toContain(`"POISON-${POISONED_TICKET}"`);
-		},
-		8 * 60_000,
-	);
-
-	loadTest(
-		`refused-ticket bursts (a) and (c), in one burst: ${BURST_EVENTS} ticket events at once on one credential (60 requests a ${SPLIT_WINDOW_MS / 1000} s window, a time-scaled minute); (a) two of them sent side by side and refused with the same plain 400 ("content policy violation") in one shared batch, (c) one more refused with a 403 quoting its value: those three executions fail, the other ${BURST_EVENTS - 3} tickets are stored and their executions succeed, and no refused value shows in any other execution's data`,
-		async () => {
-			// One burst for both cases (each burst costs about a minute per major); the 403's ticket is far from the pair.
+			// One burst for all these cases (each burst costs about a minute per major); the refused tickets are apart but
+			// for the pair.
 			const prefix = 'REFUSED-AC-';
 			const plain400 = (text: string): ContentRefusal => ({
 				text,
 				status: 400,
 				message: 'content policy violation',
 			});
+			const poisoned = 'PAYROLL-4711-secret';
 			const forbidden = 'SALARY-98000-confidential';
 			const refused = new Map<number, ContentRefusal>([
 				[REFUSED_PAIR[0], plain400('PAYROLL-8123-alpha')],
 				[REFUSED_PAIR[1], plain400('PAYROLL-8124-beta')],
+				[
+					POISONED_TICKET,
+					{ text: poisoned, status: 400, message: `fields.title: forbidden content "${poisoned}"` },
+				],
 				[
 					FORBIDDEN_TICKET,
 					{
@@ -885,6 +765,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				],
 			]);
 			const result = await refusedBurst('Refused A and C', prefix, refused);
+			firstBurstMs = result.answeredMs;
 			expectOnlyRefusedFail(prefix, refused, result);
 			// Both refused tickets of (a) went in one shared batch, which the node split: the case (a) is about. Where
 			// n8n starts the executions too slowly for that (a loaded machine: batches of 2 to 7), the case was not met.
@@ -912,7 +793,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			const prefix = 'REFUSED-B-';
 			const text = 'CRASH-5150-indexer';
 			const refused = new Map<number, ContentRefusal>([
-				[POISONED_TICKET, { text, status: 500, message: `indexer crashed on title "${text}"` }],
+				[CRASHING_TICKET, { text, status: 500, message: `indexer crashed on title "${text}"` }],
 			]);
 			const result = await refusedBurst('Refused B', prefix, refused);
 			expectOnlyRefusedFail(prefix, refused, result);
@@ -921,11 +802,11 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			expect(result.requests.filter((r) => result.carrying(r, text)).length).toBeLessThanOrEqual(
 				1 + 2 * Math.ceil(Math.log2(BATCH_LIMIT)) + MAX_ATTEMPTS,
 			);
-			// Within 90 s at the real minute (issue 44): here the node's part (its window's waits, the retries of the
-			// refused ticket's own part) is scaled by SCALE, on top of the time n8n takes to start 300 executions, bounded
-			// as for the poisoned burst (33 to 45 s on n8n 1.x; more on a loaded machine).
+			// Its neighbours are not held back by its retries: 90 s at the real minute, here scaled by SCALE, on top of the
+			// time n8n takes to start 300 executions (the first burst's; 33 to 45 s on n8n 1.x, more on a loaded machine).
+			// The real minute's figure is the benchmark's.
 			expect(result.othersStoredAfterMs).toBeLessThanOrEqual(
-				Math.max(60_000, (plainBurstMs ?? 0) + 30_000) + 90_000 * SCALE,
+				Math.max(60_000, (firstBurstMs ?? 0) + 30_000) + 90_000 * SCALE,
 			);
 		},
 		6 * 60_000,

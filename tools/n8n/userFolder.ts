@@ -8,6 +8,12 @@ import * as os from 'os';
 import * as path from 'path';
 import { Agent, request } from 'undici';
 
+import {
+	seedDatabase,
+	usesDefaultSqlite,
+	writeCredentials,
+	type PlainCredential,
+} from './database';
 import { cleanEnv, freePort, seconds, sleep, withPathFirst } from './helpers';
 import { killGroup, runCommand, spawnTracked, tail, tempDirs, type RunResult } from './processes';
 import { noop, type Log, type N8nInstall } from './types';
@@ -112,6 +118,8 @@ export class N8nUserFolder {
 		Object.assign(env, opts.env ?? {});
 		const folder = new N8nUserFolder(install, dir, env, opts.log ?? noop);
 		try {
+			// n8n's default database, migrated already: the folder's first command does not run every migration
+			if (usesDefaultSqlite(env)) await seedDatabase(install, dir, env, folder.log);
 			if (opts.tgz) await folder.installPackage(opts.tgz);
 		} catch (error) {
 			await folder.dispose();
@@ -243,10 +251,17 @@ export class N8nUserFolder {
 		}
 	}
 
-	/** `n8n import:credentials`: plain data, encrypted by n8n on import; workflows reference them by id. */
-	async importCredentials(
-		creds: Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>,
-	): Promise<void> {
+	/**
+	 * Credentials as `n8n import:credentials` stores them (plain data, encrypted on the way in; workflows reference
+	 * them by id): written into n8n's default database directly (seconds less, no n8n boot), else by that command.
+	 */
+	async importCredentials(creds: PlainCredential[]): Promise<void> {
+		this.assertUsable();
+		if (
+			usesDefaultSqlite(this.baseEnv) &&
+			(await writeCredentials(this.install, this.dir, this.baseEnv.N8N_ENCRYPTION_KEY, creds))
+		)
+			return;
 		await this.importFile('import:credentials', creds);
 	}
 

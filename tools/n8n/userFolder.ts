@@ -289,50 +289,60 @@ export class N8nUserFolder {
 	}
 
 	/**
-	 * Makes the folder's workflows (`ids`: every one it holds) active for the next `start`: 1.x in one
-	 * `update:workflow --all --active=true`. 2.x's publish:workflow takes one id at a time, and each run boots n8n
-	 * (about 3.7 s: 26 s for seven workflows); on its SQLite database (the default) the row change that command
-	 * makes (WorkflowRepository.publishVersion: `active` set, `activeVersionId` = the current `versionId`, which
-	 * must be in workflow_history) is made for every id at once, and n8n activates them when it starts.
+	 * Makes workflows active for the next `start`, as n8n's own commands do: 2.x `publish:workflow` (one id a run),
+	 * 1.x `update:workflow --active=true`. Each run of those boots n8n (about 4 s; 26 s for seven workflows), so on
+	 * the default SQLite database the row change they make is made for every id at once instead: 2.x's
+	 * WorkflowRepository.publishVersion (`active` set, `activeVersionId` = the current `versionId`, which must be in
+	 * workflow_history), 1.x's WorkflowRepository.updateActiveState (the same, unchecked). n8n activates them when it
+	 * starts.
 	 */
 	async activateAll(ids: string[]): Promise<void> {
-		if (this.install.major === 1) {
-			await this.n8n(['update:workflow', '--all', '--active=true'], { check: true });
+		if (!usesDefaultSqlite(this.baseEnv)) {
+			for (const id of ids) await this.activateWithN8n(id);
 			return;
 		}
-		if ((this.baseEnv.DB_TYPE ?? 'sqlite') !== 'sqlite') {
-			for (const id of ids) await this.activate(id);
-			return;
-		}
-		const prefix = this.baseEnv.DB_TABLE_PREFIX ?? '';
+		const publish =
+			this.install.major === 2
+				? [
+						'const publish = db.prepare(',
+						"  'UPDATE workflow_entity SET active = 1, activeVersionId = versionId WHERE id = ? AND isArchived = 0 ' +",
+						"  'AND EXISTS (SELECT 1 FROM workflow_history h WHERE h.workflowId = workflow_entity.id AND h.versionId = workflow_entity.versionId)',",
+						');',
+					]
+				: [
+						"const publish = db.prepare('UPDATE workflow_entity SET active = 1, activeVersionId = versionId WHERE id = ? AND isArchived = 0');",
+					];
 		const script = [
 			"const { DatabaseSync } = require('node:sqlite');",
-			'const [file, prefix, ...ids] = process.argv.slice(1);',
+			'const [file, ...ids] = process.argv.slice(1);',
 			'const db = new DatabaseSync(file);',
-			'const publish = db.prepare(',
-			'  `UPDATE ${prefix}workflow_entity SET active = 1, activeVersionId = versionId WHERE id = ? AND isArchived = 0 ` +',
-			'  `AND EXISTS (SELECT 1 FROM ${prefix}workflow_history h WHERE h.workflowId = ${prefix}workflow_entity.id AND h.versionId = ${prefix}workflow_entity.versionId)`,',
-			');',
+			"db.exec('PRAGMA busy_timeout = 20000');",
+			...publish,
 			'const missed = ids.filter((id) => publish.run(id).changes !== 1);',
 			'db.close();',
-			"if (missed.length) { console.error('not published (no such workflow, archived, or its version not in workflow_history): ' + missed.join(', ')); process.exit(1); }",
+			"if (missed.length) { console.error('not activated (no such workflow, archived, or its version not in workflow_history): ' + missed.join(', ')); process.exit(1); }",
 		].join('\n');
 		await runCommand(
 			this.install.nodeBin,
-			['-e', script, path.join(this.dir, '.n8n', 'database.sqlite'), prefix, ...ids],
+			['-e', script, path.join(this.dir, '.n8n', 'database.sqlite'), ...ids],
 			{
 				cwd: this.dir,
 				env: cleanEnv(),
 				timeoutMs: 60_000,
-				label: `publishing ${ids.length} workflows in n8n's SQLite database`,
+				label: `activating ${ids.length} workflows in n8n's SQLite database`,
 				owner: this.children,
 				check: true,
 			},
 		);
 	}
 
-	/** Makes a workflow active for the next `start`: 2.x `publish:workflow`, 1.x `update:workflow --active=true`. */
+	/** Makes a workflow active for the next `start` (see activateAll). */
 	async activate(workflowId: string): Promise<void> {
+		await this.activateAll([workflowId]);
+	}
+
+	/** 2.x `publish:workflow`, 1.x `update:workflow --active=true`. */
+	private async activateWithN8n(workflowId: string): Promise<void> {
 		const args =
 			this.install.major === 2
 				? ['publish:workflow', `--id=${workflowId}`]

@@ -24,6 +24,7 @@ const USAGE = `Usage: npm run simulate -- [options]
   --list-families     print the families and which are known to fail, and exit
   --verbose           print every seed's line, and each failing seed's workload
   --stop              stop at the first failing seed
+  --log               print each failing seed's requests, one line each (ms from the phase's start)
 `;
 
 const FLAGS: Record<string, FlagKind> = {
@@ -36,6 +37,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--list-families': 'switch',
 	'--verbose': 'switch',
 	'--stop': 'switch',
+	'--log': 'switch',
 };
 
 interface Options {
@@ -48,6 +50,7 @@ interface Options {
 	familyFlags: string;
 	verbose: boolean;
 	stop: boolean;
+	keepLog: boolean;
 }
 
 function parse(argv: string[]): Options {
@@ -60,6 +63,7 @@ function parse(argv: string[]): Options {
 		familyFlags: '',
 		verbose: false,
 		stop: false,
+		keepLog: false,
 	};
 	readArgs(argv, { usage: USAGE, flags: FLAGS }, (arg: Arg) => {
 		if (arg.flag === '--seeds') options.seeds = arg.int(1, 10_000_000);
@@ -83,6 +87,7 @@ function parse(argv: string[]): Options {
 			process.exit(0);
 		} else if (arg.flag === '--verbose') options.verbose = true;
 		else if (arg.flag === '--stop') options.stop = true;
+		else if (arg.flag === '--log') options.keepLog = true;
 	});
 	return options;
 }
@@ -119,6 +124,7 @@ async function main() {
 				process.stdout.write(`  ... and ${result.failures.length - 12} more\n`);
 			if (options.verbose)
 				process.stdout.write(`${describeWorkload(result.workload).join('\n')}\n`);
+			if (result.requestLog) process.stdout.write(`${result.requestLog.join('\n')}\n`);
 			if (options.stop) break;
 		}
 	} finally {

@@ -1,9 +1,10 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 /**
- * A 429's Retry-After pauses every request of the token for that long and no longer (issue 44): the requests under
- * way at the 429 do not extend it (the server has said its window is over by then, so one that finishes later is not
- * counted for a window after it finishes), and the 429 does not cut the rate (a cut to the floor takes windows to grow
- * back). Over real HTTP against the simulator at the service's own 60 requests a minute, and on the limiter alone.
+ * A 429's Retry-After pauses every request of the token for that long: the requests under way at the 429 do not extend
+ * the pause, and the 429 does not cut the rate (a cut to the floor takes windows to grow back). It does not change how
+ * the process counts its own requests: a Retry-After shorter than the server's window never lets it send more than the
+ * limit in one window. Over real HTTP against the simulator at the service's own 60 requests a minute, and on the
+ * limiter alone.
  */
 import { now as clock } from '../../nodes/shared/clock';
 import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
@@ -60,26 +61,50 @@ describe('over HTTP: ten Task Get executions at once, at 60 requests a minute', 
 });
 
 describe('on the limiter alone', () => {
-	it('requests under way at a 429 with Retry-After no longer count once the pause is over, and the rate is not cut', async () => {
-		// 4 per 4 s: a burst of 4 fills the window; without the Retry-After the next two could leave only when those 4
-		// have been out of it for a window (4 s after they finished).
+	it('requests under way at a 429 with Retry-After do not extend the pause, and the rate is not cut', async () => {
+		// 4 per 4 s: one request, a 429 with Retry-After 300 ms on it, and two under way that finish 1 s later: the next
+		// leave once the pause is over, at the full rate, as if the 429 had not come.
 		const limiter = new RateLimiter(4, 4000);
 		const started = clock();
 		const releases = [];
-		for (let i = 0; i < 4; i++) releases.push(await limiter.acquire());
+		for (let i = 0; i < 3; i++) releases.push(await limiter.acquire());
 		releases[0](429, 300);
 		limiter.pauseUntil(started + 300, true);
-		await pause(100);
-		// Answered after the 429: they were under way at it.
-		for (const release of releases.slice(1)) release(200);
+		const finishLater = pause(1000).then(() => {
+			for (const release of releases.slice(1)) release(200);
+		});
 		expect(limiter.allowance).toBe(4);
-		const times: number[] = [];
-		for (let i = 0; i < 2; i++) {
-			(await limiter.acquire())(200);
-			times.push(clock() - started);
+		(await limiter.acquire())(200);
+		const first = clock() - started;
+		expect(first).toBeGreaterThanOrEqual(290);
+		expect(first).toBeLessThan(1000);
+		await finishLater;
+	});
+
+	it("a Retry-After shorter than the server's window never lets the process send more than the limit in one window of its own requests", async () => {
+		// 4 per 1 s: four sent at once fill the window; a 429 with Retry-After 100 ms (a gateway's, or a server whose
+		// window slides) on the last. The next four leave only as the first four leave the window, not at 100 ms.
+		const windowMs = 1000;
+		const limiter = new RateLimiter(4, windowMs);
+		const sentAt: number[] = [];
+		const releases = [];
+		for (let i = 0; i < 4; i++) {
+			releases.push(await limiter.acquire());
+			sentAt.push(clock());
 		}
-		expect(times[0]).toBeGreaterThanOrEqual(290);
-		// Paced at the full rate (one a second after the burst: about 1 s and 2 s), not after the window (4.1 s).
-		expect(times[1]).toBeLessThan(3500);
+		for (const release of releases.slice(0, 3)) release(200);
+		releases[3](429, 100);
+		limiter.pauseUntil(clock() + 100, true);
+		for (let i = 0; i < 4; i++) {
+			(await limiter.acquire())(200);
+			sentAt.push(clock());
+		}
+		// Every window of the process's own requests holds at most 4 (each counted from when it left until a window after
+		// it finished: here at once).
+		for (const at of sentAt)
+			expect(
+				sentAt.filter((other) => other >= at && other < at + windowMs).length,
+			).toBeLessThanOrEqual(4);
+		expect(sentAt[4] - sentAt[0]).toBeGreaterThanOrEqual(windowMs - 10);
 	});
 });

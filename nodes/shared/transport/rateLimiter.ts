@@ -78,11 +78,6 @@ interface Slot {
 	paceBefore: number;
 	/** The request has finished (answered or failed): the server can no longer count it later than `at`. */
 	finished: boolean;
-	/**
-	 * The latest time the server may count it, finished or not: a Retry-After said the window that counts it ends a
-	 * window after this (pauseUntil). Infinity until then.
-	 */
-	countedBy: number;
 }
 
 /**
@@ -102,17 +97,14 @@ export const CONFIGURATION_KEPT_MS = 10 * 60_000;
 
 /**
  * Until a request has finished the server may count it at any moment, so its slot holds a place in every window from
- * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped. A Retry-After bounds both (countedBy).
+ * now on (up to UNDER_WAY_MS after it left): it sorts last and is not dropped.
  */
 const countedUntil = (slot: Slot, now: number) =>
-	Math.min(
-		slot.countedBy,
-		slot.finished
-			? slot.at
-			: now < slot.sentAt + UNDER_WAY_MS
-				? Infinity
-				: slot.sentAt + UNDER_WAY_MS,
-	);
+	slot.finished
+		? slot.at
+		: now < slot.sentAt + UNDER_WAY_MS
+			? Infinity
+			: slot.sentAt + UNDER_WAY_MS;
 
 /**
  * An execution's hold on its token's limiter (limiterFor): while any is held, the registry keeps the limiter, so every
@@ -130,9 +122,11 @@ export interface LimiterHold {
  * At most `rate` requests reach the server in any window of `windowMs`: a request counts from when it leaves until
  * `windowMs` after it has finished (the server counted it at some moment in between), so however late a request
  * reaches the server, and however long it takes, the server never sees more than `rate` in its window; no margin on
- * the window is needed (the server's window is counted as configured). Two exceptions, both the server's word or
- * beyond the transport's: after a Retry-After the requests sent before it, finished or still under way, no longer
- * count (pauseUntil), and a request under way for longer than UNDER_WAY_MS is taken as counted by then. The rate
+ * the window is needed (the server's window is counted as configured). No answer changes that count, a Retry-After
+ * neither: it says when to come back, not how the server counts (a gateway's 429, or a window that slides, may name a
+ * time before this process's own requests have left the window), so past the pause the process still sends at most
+ * `rate` in any window of its own requests. One exception, beyond the transport's: a request under way for longer than
+ * UNDER_WAY_MS is taken as counted by then. The rate
  * starts at the configured limit and stays there as long as the server never answers 429, so one process alone
  * behaves as a plain limiter at the configured rate.
  * Several processes on one token (n8n queue-mode workers) cannot see each other; each learns its share from the
@@ -343,7 +337,6 @@ export class RateLimiter {
 			waiting: true,
 			paceBefore: this.paceAt,
 			finished: false,
-			countedBy: Infinity,
 		};
 		this.paceAt = Math.max(this.paceAt, at) + step;
 		this.slots.push(slot);
@@ -426,7 +419,7 @@ export class RateLimiter {
 		if (serverSaid) return;
 		const now = clock();
 		const inWindow = this.slots.filter(
-			(slot) => !slot.waiting && Math.min(slot.at, slot.countedBy) > now - this.windowMs,
+			(slot) => !slot.waiting && slot.at > now - this.windowMs,
 		);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
@@ -458,9 +451,10 @@ export class RateLimiter {
 	 * time was reserved before: the reservations still waiting are taken back (the bucket with them), and their callers
 	 * reserve again, in the order they came, behind the pause and at the rate the 429 left, so they neither reach the
 	 * server during the pause nor fill the window after it ahead of a request reserved at once after the 429 (the one
-	 * retried). With `serverSaid` (the wait came from its Retry-After), the requests sent so far, those still under way
-	 * too, no longer hold later ones back after `until`: the server has said its window is over by then, so one that
-	 * finishes later is not counted for a window after it finishes. `until` is on the clock of clock.ts.
+	 * retried). With `serverSaid` (the wait came from its Retry-After), a hold after a second 429 (heldUntil) ends with
+	 * the pause too; the requests sent so far still count as always (see the class), so a Retry-After shorter than the
+	 * server's window never lets this process send more than `rate` in a window of its own requests. `until` is on the
+	 * clock of clock.ts.
 	 */
 	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);
@@ -474,9 +468,7 @@ export class RateLimiter {
 			this.reservationsTaken = undefined;
 			this.takeReservations();
 		}
-		if (!serverSaid) return;
-		this.heldUntil = Math.min(this.heldUntil, until);
-		for (const slot of this.slots) slot.countedBy = Math.min(slot.countedBy, until - this.windowMs);
+		if (serverSaid) this.heldUntil = Math.min(this.heldUntil, until);
 	}
 
 	/**

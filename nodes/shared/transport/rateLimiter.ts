@@ -418,9 +418,7 @@ export class RateLimiter {
 	private throttled(sentAt: number, serverSaid: boolean) {
 		if (serverSaid) return;
 		const now = clock();
-		const inWindow = this.slots.filter(
-			(slot) => !slot.waiting && slot.at > now - this.windowMs,
-		);
+		const inWindow = this.slots.filter((slot) => !slot.waiting && slot.at > now - this.windowMs);
 		if (sentAt <= this.lastCutAt || now - this.lastCutAt < this.windowMs) {
 			// A second 429 in the window of the last cut: the rate is already cut, but the window is full for longer than
 			// a retry delay (this process came late into a window others had filled). Hold every request back until what

@@ -315,7 +315,7 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 	);
 
 	test(
-		'Sync Backlog refuses, before any request, an option whose expression resolves to nothing, Execute Once, and a batch of Loop Over Items (on its loop output, or through a node that maps the tickets), and syncs a loop over sources',
+		'Sync Backlog refuses, before any request, an option whose expression resolves to nothing, Execute Once, a batch of Loop Over Items (on its loop output, or through a node that maps the tickets) and a second run for a source in one execution, and syncs a loop over sources',
 		async () => {
 			// Tasks an earlier sync left an hour ago: a run given part of the tickets would close the others'.
 			const seed = (source: string, prefix: string, title = (i: number) => `Ticket ${i}`) =>
@@ -353,6 +353,10 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			expect(errors('Sync batch')).toEqual([batch, batch]);
 			expect(errors('Sync mapped')).toEqual([batch, batch]);
 			expect(errors('Sync per source')).toEqual([undefined, undefined]);
+			expect(errors('Sync twice')).toEqual([
+				undefined,
+				'Sync Backlog already synced source "e2e-twice" in this execution (run 1 of this node); run 2 would close the tasks of that run\'s tickets',
+			]);
 			const sent = stage.sim.requests.slice(since).map((request) => JSON.stringify(request));
 			for (const source of [...seeded, 'e2e-once-v3'])
 				expect(sent.filter((request) => request.includes(`"${source}"`))).toEqual([]);
@@ -361,6 +365,15 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			for (const source of seeded)
 				expect(ofSource(source).map((task) => task.status)).toEqual(Array(4).fill('TODO'));
 			expect(ofSource('e2e-once-v3')).toEqual([]);
+			// Two connections into one node: its first run synced its half (TW-1, TW-2), its second sent nothing.
+			expect(
+				ofSource('e2e-twice')
+					.map((task) => [task.fields.ticket_id, task.status])
+					.sort(),
+			).toEqual([
+				['TW-1', 'TODO'],
+				['TW-2', 'TODO'],
+			]);
 			// The loop over sources: one run per source, each with all its tickets, summarised (Summary Only).
 			for (const source of ['e2e-loop-a', 'e2e-loop-b'])
 				expect(

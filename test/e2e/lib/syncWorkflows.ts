@@ -129,7 +129,9 @@ const NEW_OPTIONS = {
  * - "Sync once": Execute Once with the new options (e2e-once-v3);
  * - "Sync batch": on Loop Over Items' loop output, batch size 2 of 4 tickets (e2e-loop);
  * - "Sync mapped": the same through a Code node that maps each ticket (e2e-loop-mapped);
- * - "Sync per source": a loop over two sources, each run the tickets of one (e2e-loop-a, e2e-loop-b): synced.
+ * - "Sync per source": a loop over two sources, each run the tickets of one (e2e-loop-a, e2e-loop-b): synced;
+ * - "Sync twice": two nodes feeding it, each half of the tickets (e2e-twice): the first run syncs its half, the
+ *   second, of the same source in the same execution, is refused.
  */
 export function refusalsWorkflow(id: string) {
 	const refuse = ticketsOf('e2e-refuse', 'RF', 2);
@@ -172,11 +174,26 @@ export function refusalsWorkflow(id: string) {
 				'const { source } = $input.first().json;\nreturn [1, 2].map((n) => ({ json: { id: source + "-" + n, title: "Ticket " + n, source } }));',
 			),
 			syncV3('Sync per source', NEW_OPTIONS, onError),
+			codeNode('First half', ticketsOf('e2e-twice', 'TW', 2)),
+			codeNode('Second half', [{ id: 'TW-3', title: 'Ticket 3', source: 'e2e-twice' }]),
+			syncV3('Sync twice', NEW_OPTIONS, onError),
 		],
 		{
 			Manual: {
-				main: [to('Refuse tickets', 'Once tickets', 'Loop tickets', 'Mapped tickets', 'Sources')],
+				main: [
+					to(
+						'Refuse tickets',
+						'Once tickets',
+						'Loop tickets',
+						'Mapped tickets',
+						'Sources',
+						'First half',
+						'Second half',
+					),
+				],
 			},
+			'First half': { main: [to('Sync twice')] },
+			'Second half': { main: [to('Sync twice')] },
 			'Refuse tickets': { main: [to('Grace typo', 'Full read null', 'Grace empty')] },
 			'Once tickets': { main: [to('Sync once')] },
 			'Loop tickets': { main: [to('Loop')] },

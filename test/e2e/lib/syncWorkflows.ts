@@ -177,6 +177,8 @@ export function refusalsWorkflow(id: string) {
 			codeNode('First half', ticketsOf('e2e-twice', 'TW', 2)),
 			codeNode('Second half', [{ id: 'TW-3', title: 'Ticket 3', source: 'e2e-twice' }]),
 			syncV3('Sync twice', NEW_OPTIONS, onError),
+			// n8n ends a run whose last node kept an error (continuing) as failed: a node after it ends the run.
+			codeNode('After twice', 'return $input.all();'),
 		],
 		{
 			Manual: {
@@ -194,6 +196,7 @@ export function refusalsWorkflow(id: string) {
 			},
 			'First half': { main: [to('Sync twice')] },
 			'Second half': { main: [to('Sync twice')] },
+			'Sync twice': { main: [to('After twice')] },
 			'Refuse tickets': { main: [to('Grace typo', 'Full read null', 'Grace empty')] },
 			'Once tickets': { main: [to('Sync once')] },
 			'Loop tickets': { main: [to('Loop')] },

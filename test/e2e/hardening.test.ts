@@ -32,6 +32,20 @@ import {
 	TOKEN,
 	waitFor,
 } from './lib/backlog';
+import { eventHookWorkflow, refusalsWorkflow, syncHookWorkflow } from './lib/syncWorkflows';
+import { ageTasks } from '../helpers/age';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+
+/** An item of Sync Backlog's output (Changes and Summary) as a webhook answers it. */
+interface SyncRow {
+	action: string;
+	external_id?: string;
+	counts?: Record<string, number>;
+	[key: string]: unknown;
+}
+
+/** The uid Sync Backlog derives from a ticket ID (External ID, default namespace). */
+const uidOf = (id: string) => uuidV5(id, DEFAULT_EXTERNAL_ID_NAMESPACE);
 
 const MAJORS = (process.env.TASK_BACKLOG_E2E_MAJORS ?? '2,1')
 	.split(',')
@@ -99,6 +113,10 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 	/** A trigger as added now (version 1.2, its defaults) with a credential that leaves Signature Covers Timestamp off. */
 	const newTriggerWebhookId = randomUUID();
 	const newTriggerWorkflowId = `hardenNewTrig${major}`.padEnd(16, '0');
+	/** Sync Backlog around webhooks: two Sync workflows of one source and an event's Create or Update by External ID. */
+	const syncHookIds = ['A', 'B', 'E'].map((which) => `hardenSync${which}${major}`.padEnd(16, '0'));
+	const syncPath = (which: 'A' | 'B' | 'event') => `e2e-sync-${which}`;
+	const refusalsId = `hardenSyncRef${major}`.padEnd(16, '0');
 
 	/** A signed webhook that comments "Delivery <delivery>" on the event's task (nested `data.task.uid`, or flat `uid`). */
 	const webhookWorkflow = (
@@ -204,8 +222,21 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			{ ...DEFAULTS_CREDENTIAL, type: 'taskBacklogWebhookApi', data: { secret: WEBHOOK_SECRET } },
 		]);
 		// One import and one activation for the webhook workflows (each n8n command boots n8n).
-		await stage.folder.importWorkflow([webhookWorkflow(), repeatsWorkflow(), newTriggerWorkflow()]);
-		const webhookWorkflowIds = [webhookWorkflowId, repeatsWorkflowId, newTriggerWorkflowId];
+		await stage.folder.importWorkflow([
+			webhookWorkflow(),
+			repeatsWorkflow(),
+			newTriggerWorkflow(),
+			syncHookWorkflow(syncHookIds[0], syncPath('A')),
+			syncHookWorkflow(syncHookIds[1], syncPath('B')),
+			eventHookWorkflow(syncHookIds[2], syncPath('event')),
+			refusalsWorkflow(refusalsId),
+		]);
+		const webhookWorkflowIds = [
+			webhookWorkflowId,
+			repeatsWorkflowId,
+			newTriggerWorkflowId,
+			...syncHookIds,
+		];
 		await timed(`n8n ${major}.x activate ${webhookWorkflowIds.join(', ')}`, () =>
 			stage.folder.activateAll(webhookWorkflowIds),
 		);
@@ -279,6 +310,84 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 				/Item 0: "External ID" must be text or a number, but the value \(or its expression\) is an object/,
 			);
 			expect(stage.sim.requests.slice(since)).toEqual([]);
+		},
+		5 * 60_000,
+	);
+
+	test(
+		'Sync Backlog refuses, before any request, an option whose expression resolves to nothing, Execute Once, a batch of Loop Over Items (on its loop output, or through a node that maps the tickets) and a second run for a source in one execution, and syncs a loop over sources',
+		async () => {
+			// Tasks an earlier sync left an hour ago: a run given part of the tickets would close the others'.
+			const seed = (source: string, prefix: string, title = (i: number) => `Ticket ${i}`) =>
+				stage.sim.seedTasks(4, (i) => ({
+					uid: uidOf(`${prefix}-${i + 1}`),
+					fields: { title: title(i + 1), ticket_id: `${prefix}-${i + 1}`, source },
+				}));
+			seed('e2e-refuse', 'RF');
+			seed('e2e-loop', 'LP');
+			seed('e2e-loop-mapped', 'LM', (i) => `Ticket ${i} (mapped)`);
+			const seeded = ['e2e-refuse', 'e2e-loop', 'e2e-loop-mapped'];
+			ageTasks(stage.sim, 60 * 60_000, (task) => seeded.includes(String(task.fields.source)));
+			const since = stage.sim.requests.length;
+			const result = await timed(`n8n ${major}.x execute Sync Backlog refusals`, () =>
+				stage.folder.execute(refusalsId, { timeoutMs: 180_000 }),
+			);
+			if (result.code !== 0)
+				log(`refusals: exit ${result.code}\n${result.stdout}\n${result.stderr}`);
+			expect(result.code).toBe(0);
+			type NodeRun = {
+				error?: { message: string };
+				data?: { main?: Array<Array<{ json: Record<string, unknown> }>> };
+			};
+			const runsOf = (name: string): NodeRun[] =>
+				result.run?.data?.resultData?.runData?.[name] ?? [];
+			const errors = (name: string) => runsOf(name).map((run) => run.error?.message);
+			const empty = (label: string, shown: string) =>
+				`Item 0: "${label}" is empty: its expression resolved to ${shown}; it must be a number from 0`;
+			expect(errors('Grace typo')).toEqual([empty('Close Grace Period (Minutes)', 'undefined')]);
+			expect(errors('Full read null')).toEqual([empty('Full Read Every (Hours)', 'null')]);
+			expect(errors('Grace empty')).toEqual([empty('Close Grace Period (Minutes)', '""')]);
+			expect(errors('Sync once')).toEqual(['Sync Backlog cannot run with Execute Once']);
+			// Two batches of two: each run refused, on the loop output and through the Map node alike.
+			const batch = 'Sync Backlog cannot run on a batch of Loop Over Items';
+			expect(errors('Sync batch')).toEqual([batch, batch]);
+			expect(errors('Sync mapped')).toEqual([batch, batch]);
+			expect(errors('Sync per source')).toEqual([undefined, undefined]);
+			expect(errors('Sync twice')).toEqual([
+				undefined,
+				'Sync Backlog already synced source "e2e-twice" in this execution (run 1 of this node); run 2 would close the tasks of that run\'s tickets',
+			]);
+			const sent = stage.sim.requests.slice(since).map((request) => JSON.stringify(request));
+			for (const source of [...seeded, 'e2e-once-v3'])
+				expect(sent.filter((request) => request.includes(`"${source}"`))).toEqual([]);
+			const tasks = [...stage.sim.tasks.values()];
+			const ofSource = (source: string) => tasks.filter((task) => task.fields.source === source);
+			for (const source of seeded)
+				expect(ofSource(source).map((task) => task.status)).toEqual(Array(4).fill('TODO'));
+			expect(ofSource('e2e-once-v3')).toEqual([]);
+			// Two connections into one node: its first run synced its half (TW-1, TW-2), its second sent nothing.
+			expect(
+				ofSource('e2e-twice')
+					.map((task) => [task.fields.ticket_id, task.status])
+					.sort(),
+			).toEqual([
+				['TW-1', 'TODO'],
+				['TW-2', 'TODO'],
+			]);
+			// The loop over sources: one run per source, each with all its tickets, summarised (Summary Only).
+			for (const source of ['e2e-loop-a', 'e2e-loop-b'])
+				expect(
+					ofSource(source)
+						.map((task) => task.fields.ticket_id)
+						.sort(),
+				).toEqual([`${source}-1`, `${source}-2`]);
+			const summaries = runsOf('Sync per source').map((run) =>
+				run.data?.main?.[0]?.map((item) => item.json),
+			);
+			expect(summaries).toEqual([
+				[expect.objectContaining({ action: 'summary', source: 'e2e-loop-a' })],
+				[expect.objectContaining({ action: 'summary', source: 'e2e-loop-b' })],
+			]);
 		},
 		5 * 60_000,
 	);
@@ -433,6 +542,122 @@ describe.each(MAJORS)('hardening in real n8n %i.x', (major) => {
 			expect(commentsSaying('Delivery captured')).toHaveLength(0);
 		},
 		8 * 60_000,
+	);
+
+	/** POSTs to one of the Sync workflows' webhooks; answers the items the workflow ended with. */
+	const postSync = async (which: 'A' | 'B' | 'event', body: object) => {
+		const running = await serving(`/webhook/${syncPath(which)}`);
+		const answer = await http('POST', `${running.baseUrl}/webhook/${syncPath(which)}`, { body });
+		if (answer.status !== 200) log(`${which}: ${answer.status} ${answer.text}`);
+		expect(answer.status).toBe(200);
+		return ([] as SyncRow[]).concat(answer.json as SyncRow | SyncRow[]);
+	};
+	const tickets = (source: string, ids: string[]) => ({
+		source,
+		tickets: ids.map((id) => ({ id, title: `Ticket ${id}` })),
+	});
+	const taskOf = (source: string, id: string) =>
+		[...stage.sim.tasks.values()].find(
+			(task) => task.fields.source === source && task.fields.ticket_id === id,
+		);
+	const seedOpen = (source: string, ids: string[]) => {
+		stage.sim.seedTasks(ids.length, (i) => ({
+			uid: uidOf(ids[i]),
+			fields: { title: `Ticket ${ids[i]}`, ticket_id: ids[i], source },
+		}));
+		ageTasks(stage.sim, 60 * 60_000, (task) => task.fields.source === source);
+	};
+
+	test(
+		"an event's Create or Update by External ID after the Sync's tickets were read is kept open, not closed; the next run, past the Close Grace Period, closes such a task only when its ticket is really gone",
+		async () => {
+			const source = 'e2e-event';
+			seedOpen(source, ['EV-1', 'EV-2', 'EV-3']);
+			// The Sync's upstream has read EV-1..EV-3; then tickets EV-4 and EV-5 open and their events create tasks.
+			const read = tickets(source, ['EV-1', 'EV-2', 'EV-3']);
+			for (const id of ['EV-4', 'EV-5'])
+				await postSync('event', { source, id, title: `Ticket ${id}` });
+			expect(taskOf(source, 'EV-5')?.status).toBe('TODO');
+
+			const first = await postSync('A', read);
+			expect(first).toEqual([
+				expect.objectContaining({
+					action: 'summary',
+					read: 'full',
+					counts: expect.objectContaining({ close: 0, kept_open: 2, unchanged: 3 }),
+				}),
+			]);
+			expect(['EV-4', 'EV-5'].map((id) => taskOf(source, id)?.status)).toEqual(['TODO', 'TODO']);
+
+			// An hour later: EV-4 is among the tickets read, EV-5 is gone (closed before the next read).
+			ageTasks(stage.sim, 60 * 60_000, (task) => task.fields.source === source);
+			const next = await postSync('A', tickets(source, ['EV-1', 'EV-2', 'EV-3', 'EV-4']));
+			expect(next.map((row) => [row.action, row.external_id])).toEqual([
+				['close', 'EV-5'],
+				['summary', undefined],
+			]);
+			expect(next[1].counts).toMatchObject({ close: 1, kept_open: 0 });
+			expect(['EV-4', 'EV-5'].map((id) => taskOf(source, id)?.status)).toEqual(['TODO', 'DONE']);
+		},
+		5 * 60_000,
+	);
+
+	test(
+		"two Sync workflows of one source running at once in one n8n never close each other's new tasks: the one that starts while the other writes keeps its new task open",
+		async () => {
+			const source = 'e2e-overlap';
+			seedOpen(source, ['OL-1', 'OL-2', 'OL-3', 'OL-9']);
+			await serving(`/webhook/${syncPath('B')}`);
+			// Closes (PATCH) answered 1.5 s late: Sync A, having created A-1, is still closing OL-9 when Sync B starts.
+			stage.sim.configure({
+				faults: { latencyMs: [1500, 1500], only: (request) => request.method === 'PATCH' },
+			});
+			try {
+				const since = stage.sim.requests.length;
+				let aEnded = 0;
+				const a = postSync('A', tickets(source, ['OL-1', 'OL-2', 'OL-3', 'A-1'])).finally(
+					() => (aEnded = Date.now()),
+				);
+				await waitFor(
+					'Sync A to have created A-1 and to be closing OL-9',
+					() =>
+						taskOf(source, 'A-1') &&
+						stage.sim.requests
+							.slice(since)
+							.some((request) => request.method === 'PATCH' && request.status === 0),
+					60_000,
+					20,
+				);
+				const bStarted = Date.now();
+				const [rowsA, rowsB] = await Promise.all([
+					a,
+					postSync('B', tickets(source, ['OL-1', 'OL-2', 'OL-3', 'B-1'])),
+				]);
+				log(`n8n ${major}.x overlap: A ended ${aEnded - bStarted} ms after B started`);
+				expect(aEnded).toBeGreaterThan(bStarted);
+				const actions = (rows: SyncRow[]) =>
+					rows
+						.filter((row) => row.action !== 'summary')
+						.map((row) => [row.action, row.external_id]);
+				expect(actions(rowsA)).toEqual([
+					['create', 'A-1'],
+					['close', 'OL-9'],
+				]);
+				// B read the source after A created A-1 (not in B's input, seconds old): kept open.
+				expect(actions(rowsB)).toContainEqual(['create', 'B-1']);
+				expect(actions(rowsB).filter(([action]) => action === 'close')).not.toContainEqual([
+					'close',
+					'A-1',
+				]);
+				expect(rowsB[rowsB.length - 1].counts?.kept_open).toBeGreaterThanOrEqual(1);
+				expect(
+					['OL-1', 'OL-2', 'OL-3', 'A-1', 'B-1', 'OL-9'].map((id) => taskOf(source, id)?.status),
+				).toEqual(['TODO', 'TODO', 'TODO', 'TODO', 'TODO', 'DONE']);
+			} finally {
+				stage.sim.configure({ faults: undefined });
+			}
+		},
+		5 * 60_000,
 	);
 
 	let cookie: string | undefined;

@@ -131,7 +131,7 @@ describe('Sync Backlog: Close Grace Period (a task changed on the service within
 
 	it('a Close Grace Period that is not a number of minutes from 0 is refused before any request, naming the item and the field', async () => {
 		await earlierSync();
-		for (const bad of [-1, 'soon', true, null]) {
+		for (const bad of [-1, 'soon', true]) {
 			const run = await runBacklog(sim, sync({ closeGraceMinutes: bad }), { items: tickets([1]) });
 			expect(run.error?.message).toMatch(
 				/^Item 0: "Close Grace Period \(Minutes\)" must be a number from 0, got /,
@@ -139,6 +139,41 @@ describe('Sync Backlog: Close Grace Period (a task changed on the service within
 			expect(sim.requests).toEqual([]);
 		}
 	});
+
+	it.each([
+		['Close Grace Period (Minutes)', 'closeGraceMinutes'],
+		['Full Read Every (Hours)', 'fullReadEveryHours'],
+	])(
+		'%s given by an expression that resolves to undefined, null, blanks or "" is bad input: refused before any request, naming item 0 and the field, never read as its default or 0',
+		async (label, key) => {
+			await earlierSync();
+			const cases: Array<[string, string]> = [
+				['={{ $json.graceTypo }}', 'undefined'],
+				['={{ null }}', 'null'],
+				["={{ '' }}", '""'],
+				["={{ '  ' }}", '"  "'],
+			];
+			for (const [expression, shown] of cases) {
+				for (const typeVersion of [2, 3]) {
+					const run = await runBacklog(sim, sync({ [key]: expression }), {
+						items: tickets([1, 2]),
+						typeVersion,
+					});
+					expect(run.error?.message).toBe(
+						`Item 0: "${label}" is empty: its expression resolved to ${shown}; it must be a number from 0`,
+					);
+					expect((run.error as { description?: string } | undefined)?.description).toMatch(
+						/^Nothing was sent\./,
+					);
+					expect(sim.requests).toEqual([]);
+				}
+			}
+			// Not added to Sync Options: the default, and the run goes on (T-5, synced an hour ago, is closed).
+			const run = await runBacklog(sim, sync(), { items: tickets([1, 2, 3, 4]) });
+			expect(run.error).toBeUndefined();
+			expect(status(5)).toBe('DONE');
+		},
+	);
 
 	it('Dry Run reports the kept task and writes nothing', async () => {
 		await earlierSync();

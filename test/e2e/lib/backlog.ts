@@ -201,6 +201,11 @@ export function manualWorkflow(id: string, name: string, ...branches: NodeSpec[]
 			connect(x === 0 ? 'Manual' : branch[x - 1].name, spec.name);
 		}),
 	);
+	return workflowOf(id, name, nodes, connections);
+}
+
+/** An inactive workflow (execution order v1) of these nodes and connections, as `n8n import:workflow` takes it. */
+export function workflowOf<N, C>(id: string, name: string, nodes: N[], connections: C) {
 	return {
 		id,
 		name,

@@ -9,8 +9,8 @@ import type { Stamps } from '../../../shared/tasks/stamps';
 import { stampsShown } from '../../../shared/tasks/stamps';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { now } from '../../../shared/clock';
-import { invalidParameter } from './parameters';
 import type { Source, Step, Ticket } from './syncPlan';
+import { limitOption } from './syncPlan';
 
 /**
  * What a scheduled Sync Backlog remembers between runs (issue 46 item 1), and the read of its source that uses it.
@@ -131,18 +131,15 @@ export function digestOf(fields: IDataObject): string {
 
 /** Full Read Every (Hours): the option, else 24 from node version 3 and 0 (every run reads everything) before. */
 export function fullReadHours(ctx: IExecuteFunctions, options: IDataObject): number {
-	const value = options.fullReadEveryHours;
-	if (value === undefined || value === '')
-		return ctx.getNode().typeVersion >= 3 ? DEFAULT_FULL_READ_HOURS : 0;
-	const hours = typeof value === 'number' ? value : Number(value);
-	if (typeof value === 'boolean' || value === null || !Number.isFinite(hours) || hours < 0)
-		throw invalidParameter(
-			ctx,
-			0,
-			'Full Read Every (Hours)',
-			`must be a number of hours from 0, got ${JSON.stringify(value)}`,
-		);
-	return hours;
+	const fallback = ctx.getNode().typeVersion >= 3 ? DEFAULT_FULL_READ_HOURS : 0;
+	return limitOption(
+		ctx,
+		options,
+		'fullReadEveryHours',
+		fallback,
+		'Full Read Every (Hours)',
+		Infinity,
+	);
 }
 
 function savedMemory(ctx: IExecuteFunctions): SyncMemory | undefined {

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { parametersReadOnce } from '../../../shared/storedParameters';
+import { spelledNumber } from '../../../shared/numbers';
 import { changedFields } from '../../../shared/tasks/values';
 import { invalidParameter } from './parameters';
 import { taskInputReader } from './taskInput';
@@ -201,7 +202,8 @@ export function closesFor(
 export function closeGraceMs(ctx: IExecuteFunctions, options: IDataObject): number {
 	const minutes = limitOption(
 		ctx,
-		options.closeGraceMinutes,
+		options,
+		'closeGraceMinutes',
 		DEFAULT_CLOSE_GRACE_MINUTES,
 		'Close Grace Period (Minutes)',
 		Infinity,
@@ -225,13 +227,7 @@ export function closeGuard(
 	open: number,
 	source: Source,
 ): string | undefined {
-	const allowance = limitOption(
-		ctx,
-		options.closeAllowance,
-		DEFAULT_CLOSE_ALLOWANCE,
-		'Always Allow Closing Up To',
-		Infinity,
-	);
+	const allowance = closeAllowance(ctx, options);
 	const maxShare = maxCloseShare(ctx, options);
 	if (maxShare >= 100) return undefined;
 	const count = closes.length;
@@ -275,10 +271,28 @@ export function closeGuard(
 function maxCloseShare(ctx: IExecuteFunctions, options: IDataObject): number {
 	return limitOption(
 		ctx,
-		options.maxCloseShare,
+		options,
+		'maxCloseShare',
 		DEFAULT_MAX_CLOSE_SHARE,
 		'Max Share to Close (%)',
 		100,
+	);
+}
+
+/** Checks the guard's two settings before any request (closeGuard reads them again once the closes are known). */
+export function checkGuardOptions(ctx: IExecuteFunctions, options: IDataObject): void {
+	closeAllowance(ctx, options);
+	maxCloseShare(ctx, options);
+}
+
+function closeAllowance(ctx: IExecuteFunctions, options: IDataObject): number {
+	return limitOption(
+		ctx,
+		options,
+		'closeAllowance',
+		DEFAULT_CLOSE_ALLOWANCE,
+		'Always Allow Closing Up To',
+		Infinity,
 	);
 }
 
@@ -290,28 +304,32 @@ export function guardOff(ctx: IExecuteFunctions, options: IDataObject): boolean 
 export const GUARD_HINT =
 	'Usually the input is short: an External ID expression that finds nothing, an upstream node that returned only its first page, a filter gone wrong. Check the input with Dry Run. If these tickets really are closed, allow it for this run as the message says: Sync Options › Max Share to Close (%) (100 turns the guard off) or Always Allow Closing Up To.';
 
-function limitOption(
+/**
+ * A number option of Sync Options, read once (item 0) before any request. Not added (absent from the collection): its
+ * default. Added, it must spell a number in range: an expression that resolves to nothing (undefined, null, '' or
+ * blanks, e.g. a key typo) is refused, never taken for the default or for 0, since the two may close different tasks.
+ */
+export function limitOption(
 	ctx: IExecuteFunctions,
-	value: unknown,
+	options: IDataObject,
+	key: string,
 	fallback: number,
 	name: string,
 	max: number,
 ): number {
-	if (value === undefined || value === '') return fallback;
-	const number = typeof value === 'number' ? value : Number(value);
-	if (
-		typeof value === 'boolean' ||
-		value === null ||
-		!Number.isFinite(number) ||
-		number < 0 ||
-		number > max
-	) {
-		throw invalidParameter(
-			ctx,
-			0,
-			name,
-			`must be a number from 0${max === Infinity ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`,
-		);
-	}
-	return number;
+	if (!(key in options)) return fallback;
+	const value = options[key];
+	const number = spelledNumber(value);
+	if (Number.isFinite(number) && number >= 0 && number <= max) return number;
+	const range = `a number from 0${max === Infinity ? '' : ` to ${max}`}`;
+	const nothing = value === undefined || value === null || String(value).trim() === '';
+	throw invalidParameter(
+		ctx,
+		0,
+		name,
+		nothing
+			? `is empty: its expression resolved to ${value === undefined ? 'undefined' : JSON.stringify(value)}; it must be ${range}`
+			: `must be ${range}, got ${JSON.stringify(value)}`,
+		`Nothing was sent. Make the expression give ${range}, or remove the option from Sync Options to use its default (${fallback}).`,
+	);
 }

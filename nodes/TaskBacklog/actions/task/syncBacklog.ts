@@ -8,11 +8,19 @@ import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import { requiredText, requireFieldName } from '../shared/parameters';
-import { fullReadOption, readSource, rememberedStep, rememberRun } from '../shared/syncMemory';
+import {
+	fullReadHours,
+	fullReadOption,
+	readSource,
+	rememberedStep,
+	rememberRun,
+} from '../shared/syncMemory';
 import { batchSize, taskGateway } from '../shared/requestOptions';
 import { readSyncOutput, syncOutput, syncOutputProperties } from '../shared/syncOutput';
+import { refuseLoopBatch, refuseSourceAgain } from '../shared/syncRuns';
 import type { Source, Step } from '../shared/syncPlan';
 import {
+	checkGuardOptions,
 	closeGraceMs,
 	closeGuard,
 	closesFor,
@@ -166,6 +174,7 @@ export async function execute(
 				"Execute Once hands the node only the first input item, and Sync Backlog would close every other ticket's task. Turn off Settings › Execute Once.",
 		});
 	}
+	refuseLoopBatch(this);
 	// The run's start on the wall clock: tasks the service stamps after it, or within the grace period before it, are
 	// not closed by absence (closesFor). Taken first: the upstream node read its tickets before this.
 	const startedAt = Date.now();
@@ -173,11 +182,15 @@ export async function execute(
 	const dryRun = readDryRun(this);
 	const options = this.getNodeParameter('syncOptions', 0, {}) as IDataObject;
 	const graceMs = closeGraceMs(this, options);
+	// The other number options too, so that a bad one stops the node before any request.
+	fullReadHours(this, options);
+	checkGuardOptions(this, options);
 	const output = readSyncOutput(this);
 	const source: Source = {
 		field: requireFieldName(this, 0, 'Source Field', options.sourceField || 'source'),
 		value: requiredText(this, 0, 'Source Value', this.getNodeParameter('sourceValue', 0, '')),
 	};
+	refuseSourceAgain(this, source);
 	const { tickets, duplicates } = readTickets(this, itemIndexes, source, options);
 
 	const identity = readIdentityOptions(this, 0, options);

@@ -47,38 +47,33 @@ async function stillReachable(refs: Array<WeakRef<object>>, ms: number): Promise
 }
 
 describe('After executions that shared lanes end, nothing of them is reachable', () => {
-	// Open (runs as an expected failure): a lane keeps a waiting execution's client until its turn comes. A redesign in
-	// which each execution's own frame keeps its client and the lane only elects a sender fixed it, and was reverted: it
-	// doubled the requests of 300 one-ticket events at once (30 instead of 16, drained in 41.6 s instead of 21.8 s).
-	it.failing(
-		'an execution cancelled while it waits for a write turn is collected at once, while the turn before it is still under way',
-		async () => {
-			// The opener’s PUT takes 5 s; the other execution's read is answered at once, and its write then waits for the
-			// next turn of the write lane, behind the opener's. n8n cancels it 300 ms after it started.
-			const opener = uidOf('E-100');
-			sim.configure({
-				faults: {
-					latencyMs: [5000, 5000],
-					only: (req) => req.method === 'PUT' && req.path.includes(opener),
-				},
-			});
-			const contexts: Array<WeakRef<IExecuteFunctions>> = [];
-			const openerRun = runBacklog(sim, upsertByTicket, { items: [ticket(100)] });
-			await underWay(opener);
-			await runBacklog(sim, upsertByTicket, {
-				items: [ticket(1)],
-				cancelAfterMs: 300,
-				onContext: (context) => contexts.push(new WeakRef(context)),
-			});
-			expect(contexts).toHaveLength(1);
-			expect(await stillReachable(contexts, 2000)).toBe(0);
-			// It was collected before the turn ahead of it ended, not once the lane moved on.
-			expect(sim.requests.some((request) => request.status === 0)).toBe(true);
-			expect((await openerRun).error).toBeUndefined();
-			expect(sim.tasks.has(uidOf('E-1'))).toBe(false);
-		},
-		30_000,
-	);
+	// A lane keeps of a waiting execution its entries, a number and its cancel signal, never its client: the cancelled
+	// execution leaves the lane at once, and its frame (which holds its client) ends.
+	it('an execution cancelled while it waits for a write turn is collected at once, while the turn before it is still under way', async () => {
+		// The opener’s PUT takes 5 s; the other execution's read is answered at once, and its write then waits for the
+		// next turn of the write lane, behind the opener's. n8n cancels it 300 ms after it started.
+		const opener = uidOf('E-100');
+		sim.configure({
+			faults: {
+				latencyMs: [5000, 5000],
+				only: (req) => req.method === 'PUT' && req.path.includes(opener),
+			},
+		});
+		const contexts: Array<WeakRef<IExecuteFunctions>> = [];
+		const openerRun = runBacklog(sim, upsertByTicket, { items: [ticket(100)] });
+		await underWay(opener);
+		await runBacklog(sim, upsertByTicket, {
+			items: [ticket(1)],
+			cancelAfterMs: 300,
+			onContext: (context) => contexts.push(new WeakRef(context)),
+		});
+		expect(contexts).toHaveLength(1);
+		expect(await stillReachable(contexts, 2000)).toBe(0);
+		// It was collected before the turn ahead of it ended, not once the lane moved on.
+		expect(sim.requests.some((request) => request.status === 0)).toBe(true);
+		expect((await openerRun).error).toBeUndefined();
+		expect(sim.tasks.has(uidOf('E-1'))).toBe(false);
+	}, 30_000);
 
 	it('one cancelled while it sends a shared turn, one refused, the others written: every execution context is collected while the caller’s lanes remain', async () => {
 		const SECRET = 'REFUSED-9031';

@@ -12,6 +12,7 @@ import { startSimulator } from '../simulator/simulator';
 import { CI_FAMILIES, KNOWN_FAILING_FAMILIES } from '../../test/simulation/families';
 import type { SeedResult } from '../../test/simulation/harness';
 import { runSeed } from '../../test/simulation/harness';
+import { runBurst, type BurstOptions } from '../../test/simulation/burst';
 import { describeWorkload, FAMILIES, type Family } from '../../test/simulation/workload';
 
 const USAGE = `Usage: npm run simulate -- [options]
@@ -25,6 +26,16 @@ const USAGE = `Usage: npm run simulate -- [options]
   --verbose           print every seed's line, and each failing seed's workload
   --stop              stop at the first failing seed
   --log               print each failing seed's requests, one line each (ms from the phase's start)
+
+Or, instead of seeds, the benchmark's main usage in process (test/simulation/burst.ts): N one-ticket executions of
+Create or Update on one credential at 60 requests a minute, batch limit 50; prints the requests and the drain time.
+  --burst N           executions (1 to 10000)
+  --burst-bunch B     executions started together (default: all N)
+  --burst-gap-ms G    between bunches (default 0)
+  --burst-latency-ms L
+                      each request's latency (default 20)
+  --burst-real-clock  the real clock and real HTTP (n8n-core's own work takes time, as in real n8n)
+  --burst-log         print every request
 `;
 
 const FLAGS: Record<string, FlagKind> = {
@@ -38,6 +49,12 @@ const FLAGS: Record<string, FlagKind> = {
 	'--verbose': 'switch',
 	'--stop': 'switch',
 	'--log': 'switch',
+	'--burst': 'value',
+	'--burst-bunch': 'value',
+	'--burst-gap-ms': 'value',
+	'--burst-latency-ms': 'value',
+	'--burst-real-clock': 'switch',
+	'--burst-log': 'switch',
 };
 
 interface Options {
@@ -51,6 +68,7 @@ interface Options {
 	verbose: boolean;
 	stop: boolean;
 	keepLog: boolean;
+	burst?: BurstOptions & { log: boolean };
 }
 
 function parse(argv: string[]): Options {
@@ -88,8 +106,44 @@ function parse(argv: string[]): Options {
 		} else if (arg.flag === '--verbose') options.verbose = true;
 		else if (arg.flag === '--stop') options.stop = true;
 		else if (arg.flag === '--log') options.keepLog = true;
+		else if (arg.flag.startsWith('--burst')) burstFlag(arg, (options.burst ??= newBurst()));
 	});
+	if (options.burst && options.burst.events === 0) fail('--burst N is missing', USAGE);
 	return options;
+}
+
+const newBurst = () => ({
+	events: 0,
+	bunch: 0,
+	bunchGapMs: 0,
+	latencyMs: 20,
+	realClock: false,
+	log: false,
+});
+
+function burstFlag(arg: Arg, burst: BurstOptions & { log: boolean }) {
+	if (arg.flag === '--burst') burst.events = arg.int(1, 10_000);
+	else if (arg.flag === '--burst-bunch') burst.bunch = arg.int(1, 10_000);
+	else if (arg.flag === '--burst-gap-ms') burst.bunchGapMs = arg.int(0, 600_000);
+	else if (arg.flag === '--burst-latency-ms') burst.latencyMs = arg.int(0, 60_000);
+	else if (arg.flag === '--burst-real-clock') burst.realClock = true;
+	else if (arg.flag === '--burst-log') burst.log = true;
+}
+
+async function burst(options: BurstOptions & { log: boolean }) {
+	const sim = await startSimulator({ tokens: [] });
+	try {
+		const result = await runBurst(sim, { ...options, bunch: options.bunch || options.events });
+		if (options.log) process.stdout.write(`${result.log.join('\n')}\n`);
+		process.stdout.write(
+			`${options.events} executions, ${options.bunch || options.events} at a time ${options.bunchGapMs} ms apart` +
+				` (${options.realClock ? 'real' : 'virtual'} clock): ${result.requests} requests,` +
+				` drained in ${(result.drainMs / 1000).toFixed(1)} s, ${result.failed} failed, ${result.stored} stored\n`,
+		);
+	} finally {
+		await sim.stop();
+	}
+	process.exit(0);
 }
 
 function replay(options: Options, seed: number): string {
@@ -100,6 +154,7 @@ function replay(options: Options, seed: number): string {
 
 async function main() {
 	const options = parse(process.argv.slice(2));
+	if (options.burst) return await burst(options.burst);
 	const sim = await startSimulator({ tokens: [] });
 	const started = Date.now();
 	const failed: SeedResult[] = [];

@@ -2,10 +2,13 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import type { Planned, WriteResult } from '../tasks/batches';
+import { cancelled, cancelSignal } from '../transport/cancellation';
+import type { RetryPolicy } from '../transport/retryPolicy';
+import { backoffMs } from '../transport/retryPolicy';
+import type { BatchSizeMemory, Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
 import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';
-import type { Pace } from './lane';
+import type { Member, Own, Pace } from './lane';
 import { ARRIVING, Lane, newPace } from './lane';
 import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 import { now } from '../clock';
@@ -111,20 +114,45 @@ function paceOf(caller: Sharing, kind: string): Pace {
 const settingsKey = ({ retry }: BacklogClient) =>
 	`${retry.maxAttempts} ${retry.baseDelayMs} ${retry.maxDelayMs}`;
 
-/** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
-export async function readTasksShared(
-	client: BacklogClient,
-	uids: string[],
-): Promise<Map<string, IDataObject>> {
-	const caller = await sharingOf(client);
-	const key = settingsKey(client);
+/** A number per execution's client, held weakly: what a lane knows of whose entries are whose. */
+const executionNumbers = new WeakMap<BacklogClient, number>();
+let executionsNumbered = 0;
+
+/**
+ * What a lane keeps of this execution while its entries wait (lane.ts Member): a number, its cancel signal, the
+ * caller's request spacing and a copy of its retry policy's backoff; never its client or context.
+ */
+async function memberOf(client: BacklogClient): Promise<Member> {
+	let id = executionNumbers.get(client);
+	if (id === undefined) executionNumbers.set(client, (id = ++executionsNumbered));
+	const policy: RetryPolicy = { ...client.retry };
+	return {
+		id,
+		signal: cancelSignal(client),
+		spacingMs: await client.requestSpacingMs(),
+		backoffMs: (level) => backoffMs(policy, level),
+	};
+}
+
+/** What this execution does with its own client for a lane (lane.ts Own): kept in its own frame while it waits. */
+function ownOf<E, R>(client: BacklogClient, send: (entries: E[]) => Promise<R[]>): Own<E, R> {
+	return {
+		send,
+		adopt: (result) => owned(client, result),
+		adoptError: (error) => ownedError(client, error),
+		cancelled: () => cancelled(client),
+	};
+}
+
+/*
+ * The lanes are made apart from any execution's frame (no client in scope): a closure a lane keeps would otherwise
+ * keep the scope of the execution that made it, its client included.
+ */
+
+function readLane(caller: Sharing, key: string): Lane<string, IDataObject | undefined> {
 	let lane = caller.reads.get(key);
 	if (!lane) {
-		lane = new Lane(
-			async (sender, all) => {
-				const found = await readTasksByUid(sender, all);
-				return all.map((uid) => found.get(uid));
-			},
+		lane = new Lane<string, IDataObject | undefined>(
 			{
 				groupSize: () => UIDS_PER_READ,
 				fullSize: () => UIDS_PER_READ,
@@ -135,9 +163,51 @@ export async function readTasksShared(
 		);
 		caller.reads.set(key, lane);
 	}
+	return lane;
+}
+
+function writeLane(
+	caller: Sharing,
+	key: string,
+	method: string,
+	sizes: BatchSizeMemory,
+): Lane<Planned, WriteResult> {
+	let lane = caller.writes.get(key);
+	if (!lane) {
+		lane = new Lane<Planned, WriteResult>(
+			{
+				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
+				fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
+				feeding: () =>
+					[...caller.reads.values()].reduce((sum, reads) => sum + reads.pendingEntries, 0),
+				maxLingerSpacings: MAX_LINGER_SPACINGS,
+				maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
+				arrivingSpacings: ARRIVING,
+				undecided: (result) => 'error' in result,
+			},
+			paceOf(caller, method),
+		);
+		caller.writes.set(key, lane);
+	}
+	return lane;
+}
+
+/** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
+export async function readTasksShared(
+	client: BacklogClient,
+	uids: string[],
+): Promise<Map<string, IDataObject>> {
+	const lane = readLane(await sharingOf(client), settingsKey(client));
 	// Not made unique here: readTasksByUid reads each uid of a turn once (a uid may come from several executions),
 	// and writeTasks, the one caller, passes each once.
-	const tasks = await lane.submit(client, uids);
+	const tasks = await lane.submit(
+		await memberOf(client),
+		uids,
+		ownOf(client, async (all: string[]) => {
+			const found = await readTasksByUid(client, all);
+			return all.map((uid) => found.get(uid));
+		}),
+	);
 	const found = new Map<string, IDataObject>();
 	uids.forEach((uid, index) => {
 		const task = tasks[index];
@@ -156,27 +226,15 @@ export async function sendWritesShared(
 ): Promise<WriteResult[]> {
 	if (writes.length === 0) return [];
 	const caller = await sharingOf(client);
-	const sizes = await batchSizeMemory(client);
 	const { method } = writes[0];
 	const key = `${method} ${writes[0].owner?.batchSize ?? 1} ${settingsKey(client)}`;
-	let lane = caller.writes.get(key);
-	if (!lane) {
-		lane = new Lane(
-			async (sender, all) => await sendInRounds(sender, all, caller.written),
-			{
-				groupSize: (first) => (first.owner?.batchSize ?? 1) * BATCHES_PER_TURN,
-				fullSize: (first) => Math.min(first.owner?.batchSize ?? 1, sizes.accepted),
-				feeding: () =>
-					[...caller.reads.values()].reduce((sum, reads) => sum + reads.pendingEntries, 0),
-				maxLingerSpacings: MAX_LINGER_SPACINGS,
-				maxFedLingerSpacings: MAX_FED_LINGER_SPACINGS,
-				arrivingSpacings: ARRIVING,
-			},
-			paceOf(caller, method),
-		);
-		caller.writes.set(key, lane);
-	}
-	return await lane.submit(client, writes);
+	const lane = writeLane(caller, key, method, await batchSizeMemory(client));
+	const { written } = caller;
+	return await lane.submit(
+		await memberOf(client),
+		writes,
+		ownOf(client, async (all: Planned[]) => await sendInRounds(client, all, written)),
+	);
 }
 
 function remember(written: Map<string, Written>, uid: string, task: IDataObject) {
@@ -243,3 +301,25 @@ export const sharedGateway: TaskGateway = {
 	readTasks: readTasksShared,
 	sendWrites: sendWritesShared,
 };
+
+/**
+ * An error of a request sent for several executions, as this execution's own: the same message, description and status,
+ * naming its node, with no item index yet (the router sets the item it belongs to).
+ */
+function ownedError(client: BacklogClient, error: unknown): unknown {
+	if (!(error instanceof Error)) return error;
+	const copy = Object.create(
+		Object.getPrototypeOf(error),
+		Object.getOwnPropertyDescriptors(error),
+	) as Error & IDataObject;
+	if ('node' in copy) copy.node = client.ctx.getNode();
+	if (copy.context && typeof copy.context === 'object')
+		copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
+	return copy;
+}
+
+function owned<R>(client: BacklogClient, result: R): R {
+	if (result && typeof result === 'object' && 'error' in result)
+		return { ...result, error: ownedError(client, result.error) };
+	return result;
+}

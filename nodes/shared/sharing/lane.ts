@@ -1,10 +1,7 @@
-import type { IDataObject } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import { cancelled, isCancelled } from '../transport/cancellation';
 import { hasStatus } from '../transport/errors';
 import { transient } from '../tasks/batches';
-import type { BacklogClient } from '../transport/client';
 import { now } from '../clock';
 
 /**
@@ -12,6 +9,11 @@ import { now } from '../clock';
  * same caller wait here, and each turn sends what waits as one request (or one round of requests) for all of them.
  * What each execution gets back is its own: its results in the order it gave its entries, errors copied to name its
  * node, and nothing when it was cancelled while it waited.
+ *
+ * A waiting execution leaves here only what its request needs (its entries, a number, its cancel signal) and how to
+ * wake it: its client stays in its own frame (submit), which sends a turn when the lane elects it, through n8n's
+ * request helper of an execution still waiting for that turn. An execution cancelled while it waits leaves at once;
+ * an execution that ended leaves nothing of it in the lane.
  */
 
 /** Entries waiting in one lane at most; past it an execution sends on its own, as if no other were running. */
@@ -26,30 +28,67 @@ export const ARRIVING = 0.25;
  */
 const BURST_SPACINGS = 10;
 
+/** What a lane knows of an execution with entries in it: never its context, client or helpers. */
+export interface Member {
+	/** A number per execution: whose entries are whose, and who sent last (Pace.lastOwner). */
+	id: number;
+	/** n8n's cancel signal of the execution, where it has one: its waiting entries leave the lane when it fires. */
+	signal?: AbortSignal;
+	/** How far apart the caller's requests leave at its rate limit (1 s at 60 a minute): see Lane.linger. */
+	spacingMs: number;
+	/** The wait before splitting further after both halves of a split failed as an outage: its retry policy's. */
+	backoffMs: (level: number) => number;
+}
+
+/**
+ * What an execution does with its own client, kept in its own frame (Lane.submit's arguments), never in the lane:
+ * send a request (its own entries, or a turn the lane elected it to send), and take another's answer as its own.
+ */
+export interface Own<E, R> {
+	send: (entries: E[]) => Promise<R[]>;
+	/** A result of a request another execution sent, as this one's (an error naming its node). */
+	adopt: (result: R) => R;
+	adoptError: (error: unknown) => unknown;
+	/** The error of an execution cancelled before its entries were answered. */
+	cancelled: () => unknown;
+}
+
+type Answer<R> = { results: R[] } | { error: unknown };
+
+/** What the lane asks of a waiting execution's frame: send a request, or end its wait. */
+type Call<E, R> =
+	| { send: E[]; answer: (answer: Answer<R>) => void }
+	| { done: true }
+	| { failed: unknown; own: boolean }
+	| { cancelled: true };
+
 interface Waiting<E, R> {
-	owner: BacklogClient;
+	member: Member;
 	entries: E[];
 	/** Entries handed to a request so far; the results come back in the same order. */
 	taken: number;
 	results: R[];
-	resolve: (results: R[]) => void;
-	reject: (error: unknown) => void;
+	/** Results that came from a request another execution sent (Own.adopt), by position. */
+	byOthers: boolean[];
+	/** n8n cancelled the execution: it has left the lane, and what its entries get is dropped. */
+	aborted: boolean;
+	/** Calls for the frame, in order, and how to wake it (the resolver of the promise its frame awaits). */
+	mail: Array<Call<E, R>>;
+	wake?: () => void;
 }
 
-export type Send<E, R> = (sender: BacklogClient, entries: E[]) => Promise<R[]>;
-
 /** How a lane groups its entries into turns and how long a turn lingers for company. */
-export interface LaneShape<E> {
+export interface LaneShape<E, R> {
 	/**
 	 * How many entries one turn of the lane sends at most, given the first waiting one: a large run is sent in turns,
 	 * taken round robin with the others waiting, so an event that arrives meanwhile waits one turn, not the whole run.
 	 */
 	groupSize: (first: E) => number;
 	/**
-	 * How many entries fill one request, given the first waiting one and its execution: a turn lingering for a burst
-	 * goes once that many wait.
+	 * How many entries fill one request, given the first waiting one: a turn lingering for a burst goes once that many
+	 * wait.
 	 */
-	fullSize: (first: E, owner: BacklogClient) => number;
+	fullSize: (first: E) => number;
 	/**
 	 * How many entries for this lane are on their way (a write lane: the uids of the same caller's reads waiting or
 	 * under way, whose executions write next). While they would fill its request, or while the waiting entries are
@@ -63,14 +102,16 @@ export interface LaneShape<E> {
 	maxLingerSpacings: number;
 	/** A burst is still arriving while entries come less than this many request spacings apart. */
 	arrivingSpacings: number;
+	/**
+	 * Whether a result may owe its failure to n8n aborting the execution that sent the request (a write sent after
+	 * it, or in the batch it aborted): another execution's such entry, once that sender is cancelled, waits again.
+	 */
+	undecided?: (result: R) => boolean;
 }
 
 /** When a lane's requests went, and whose: see Lane.linger. */
 export interface Pace {
-	/**
-	 * The execution whose request went last (its number, not its client: an ended execution's context is not kept
-	 * reachable by an idle lane).
-	 */
+	/** The execution whose request went last (Member.id). */
 	lastOwner?: number;
 	lastSentAt: number;
 	/** When the last turn that carried several entries went. */
@@ -105,8 +146,7 @@ export class Lane<E, R> {
 	 * burst's rhythm is the caller's, whichever lane its requests take.
 	 */
 	constructor(
-		private readonly send: Send<E, R>,
-		private readonly shape: LaneShape<E>,
+		private readonly shape: LaneShape<E, R>,
 		private readonly pace: Pace = newPace(),
 	) {}
 
@@ -115,24 +155,73 @@ export class Lane<E, R> {
 		return this.waitingEntries + this.sendingEntries;
 	}
 
-	/** The executions with entries in the lane (those being sent included). */
-	owners(): BacklogClient[] {
-		return this.waiting.map((waiting) => waiting.owner);
-	}
-
-	async submit(owner: BacklogClient, entries: E[]): Promise<R[]> {
+	/**
+	 * This execution's entries, answered in order. Its frame waits here, holding its client (own); the lane wakes it
+	 * to send a turn it elected it for, and once its entries are answered or failed, or n8n cancelled it.
+	 */
+	async submit(member: Member, entries: E[], own: Own<E, R>): Promise<R[]> {
 		if (entries.length === 0) return [];
 		if (this.busy && this.waitingEntries + entries.length > MAX_WAITING)
-			return await this.send(owner, entries);
-		const done = new Promise<R[]>((resolve, reject) =>
-			this.waiting.push({ owner, entries, taken: 0, results: [], resolve, reject }),
-		);
+			return await own.send(entries);
+		if (member.signal?.aborted) throw own.cancelled();
+		const waiting: Waiting<E, R> = {
+			member,
+			entries,
+			taken: 0,
+			results: [],
+			byOthers: [],
+			aborted: false,
+			mail: [],
+		};
+		this.waiting.push(waiting);
 		this.waitingEntries += entries.length;
 		this.lastArrivalGap = now() - this.lastArrivalAt;
 		this.lastArrivalAt = now();
 		this.firstArrivalAt = Math.min(this.firstArrivalAt, this.lastArrivalAt);
+		const onAbort = () => this.abort(waiting);
+		member.signal?.addEventListener('abort', onAbort);
 		void this.pump();
-		return await done;
+		try {
+			for (;;) {
+				const call = await this.next(waiting);
+				if ('send' in call) call.answer(await sendOwn(call.send, own));
+				else if ('cancelled' in call) throw own.cancelled();
+				else if ('failed' in call) throw call.own ? call.failed : own.adoptError(call.failed);
+				else
+					return waiting.results.map((result, index) =>
+						waiting.byOthers[index] ? own.adopt(result) : result,
+					);
+			}
+		} finally {
+			member.signal?.removeEventListener('abort', onAbort);
+		}
+	}
+
+	private async next(waiting: Waiting<E, R>): Promise<Call<E, R>> {
+		while (waiting.mail.length === 0)
+			await new Promise<void>((resolve) => (waiting.wake = resolve));
+		waiting.wake = undefined;
+		return waiting.mail.shift()!;
+	}
+
+	private post(waiting: Waiting<E, R>, call: Call<E, R>) {
+		waiting.mail.push(call);
+		waiting.wake?.();
+	}
+
+	/**
+	 * n8n cancelled the execution: its entries not sent yet leave, and its frame ends now (its client with it). A turn
+	 * it sends meanwhile is answered once n8n has aborted its request; the others' entries of it wait again (sendTurn).
+	 */
+	private abort(waiting: Waiting<E, R>) {
+		if (waiting.aborted) return;
+		waiting.aborted = true;
+		const at = this.waiting.indexOf(waiting);
+		if (at >= 0) {
+			this.waiting.splice(at, 1);
+			this.waitingEntries -= waiting.entries.length - waiting.taken;
+		}
+		this.post(waiting, { cancelled: true });
 	}
 
 	/** One turn after another while entries wait: the oldest first, up to groupSize, as one send. */
@@ -142,17 +231,15 @@ export class Lane<E, R> {
 		try {
 			while (this.waiting.length > 0) {
 				const fullOnly = await this.linger();
+				// Those that waited may all have been cancelled meanwhile.
+				if (this.waiting.length === 0) break;
 				this.leftover = fullOnly !== undefined;
 				const parts: Array<{ waiting: Waiting<E, R>; count: number }> = [];
 				const oldest = this.waiting[0];
 				let room = Math.max(1, this.shape.groupSize(oldest.entries[oldest.taken]));
 				if (fullOnly) room = Math.min(room, fullOnly);
-				for (const waiting of [...this.waiting]) {
+				for (const waiting of this.waiting) {
 					if (room === 0) break;
-					if (isCancelled(waiting.owner)) {
-						this.drop(waiting, cancelled(waiting.owner));
-						continue;
-					}
 					const count = Math.min(room, waiting.entries.length - waiting.taken);
 					parts.push({ waiting, count });
 					room -= count;
@@ -179,16 +266,17 @@ export class Lane<E, R> {
 	 */
 	private async linger(): Promise<number | undefined> {
 		const first = this.waiting[0];
-		if (ownerNumber(first.owner) === this.pace.lastOwner || this.pace.lastSentAt === -Infinity)
+		if (first.member.id === this.pace.lastOwner || this.pace.lastSentAt === -Infinity)
 			return undefined;
-		const spacing = await first.owner.requestSpacingMs();
-		const wait = this.pace.lastSentAt + spacing - now();
-		if (wait > 0) await sleep(wait);
+		const spacing = first.member.spacingMs;
+		// At least one turn of the event loop: the executions that started with this one (a bunch n8n starts at once)
+		// arrive meanwhile, and the gap between arrivals says whether a burst is arriving (moreComing).
+		await sleep(Math.max(0, this.pace.lastSentAt + spacing - now()));
 		const until = this.firstArrivalAt + this.shape.maxLingerSpacings * spacing;
 		const fedUntil = this.firstArrivalAt + (this.shape.maxFedLingerSpacings ?? 0) * spacing;
 		const arriving = this.shape.arrivingSpacings * spacing;
 		const inBurst = now() - this.pace.lastBurstAt < BURST_SPACINGS * spacing;
-		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken], first.owner));
+		const full = Math.max(1, this.shape.fullSize(first.entries[first.taken]));
 		const moreComing = (missing: number) => {
 			const at = now();
 			return (
@@ -218,10 +306,12 @@ export class Lane<E, R> {
 		return fed >= missing || (this.leftover && fed > 0);
 	}
 
-	private drop(waiting: Waiting<E, R>, error: unknown) {
-		this.waiting.splice(this.waiting.indexOf(waiting), 1);
+	/** The execution's entries not answered yet leave the lane, and its frame ends with the error. */
+	private fail(waiting: Waiting<E, R>, error: unknown, own: boolean) {
+		const at = this.waiting.indexOf(waiting);
+		if (at >= 0) this.waiting.splice(at, 1);
 		this.waitingEntries -= waiting.entries.length - waiting.taken;
-		waiting.reject(error);
+		this.post(waiting, { failed: error, own });
 	}
 
 	/**
@@ -230,7 +320,7 @@ export class Lane<E, R> {
 	 * by a live execution. Reads and writes are idempotent, so one that reached the server before the abort is not
 	 * doubled.
 	 */
-	private putBack(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
+	private putBack(parts: Array<Part<E, R>>) {
 		if (parts.length === 0) return;
 		for (const { waiting, count } of parts) {
 			waiting.taken -= count;
@@ -241,60 +331,88 @@ export class Lane<E, R> {
 		this.firstArrivalAt = Math.min(this.firstArrivalAt, now());
 	}
 
-	private async sendTurn(parts: Array<{ waiting: Waiting<E, R>; count: number }>) {
-		const sender = parts[0].waiting.owner;
-		this.pace.lastOwner = ownerNumber(sender);
+	private async sendTurn(parts: Array<Part<E, R>>) {
+		this.pace.lastOwner = parts[0].waiting.member.id;
 		this.pace.lastSentAt = now();
-		const entries = parts.flatMap(({ waiting, count }) =>
-			waiting.entries.slice(waiting.taken, waiting.taken + count),
-		);
-		for (const { waiting, count } of parts) {
-			waiting.taken += count;
-			this.waitingEntries -= count;
+		let count = 0;
+		for (const part of parts) {
+			part.waiting.taken += part.count;
+			count += part.count;
 		}
-		this.sendingEntries = entries.length;
-		if (entries.length > 1) this.pace.lastBurstAt = this.pace.lastSentAt;
+		this.waitingEntries -= count;
+		this.sendingEntries = count;
+		if (count > 1) this.pace.lastBurstAt = this.pace.lastSentAt;
 		// What arrives from now on waits for the next turn: its lingering counts from the first of it.
 		this.firstArrivalAt = this.waitingEntries > 0 ? now() : Infinity;
 		let outcomes: Array<Outcome<R>>;
 		try {
-			const results = await this.send(sender, entries);
-			let at = 0;
-			outcomes = parts.map(({ count }) => ({ results: results.slice(at, (at += count)) }));
-		} catch (error) {
-			if (isCancelled(sender) || !shareable(error) || ownersIn(parts).length === 1) {
-				const back = parts.filter(({ waiting }) => waiting.owner !== sender && isCancelled(sender));
-				for (const { waiting } of parts)
-					if (waiting.owner === sender || !isCancelled(sender))
-						this.drop(waiting, waiting.owner === sender ? error : ownedError(waiting.owner, error));
-				this.putBack(back);
-				return;
-			}
-			outcomes = await this.split(parts, 1);
+			const sent = await this.request(parts);
+			outcomes =
+				sent.failure !== undefined && shareable(sent.failure) && ownersIn(parts).length > 1
+					? await this.split(parts, 1)
+					: sent.outcomes;
 		} finally {
 			this.sendingEntries = 0;
 		}
-		for (const [index, { waiting }] of parts.entries()) {
+		const back: Array<Part<E, R>> = [];
+		for (const [index, part] of parts.entries()) {
+			const { waiting } = part;
 			const outcome = outcomes[index];
-			if ('error' in outcome) {
-				this.drop(waiting, outcome.error);
+			// Cancelled meanwhile: it left the lane, and what its entries got goes nowhere.
+			if (waiting.aborted) continue;
+			if ('back' in outcome) {
+				back.push(part);
 				continue;
 			}
-			waiting.results.push(
-				...(waiting.owner === sender
-					? outcome.results
-					: outcome.results.map((result) => owned(waiting.owner, result))),
-			);
+			if ('error' in outcome) {
+				this.fail(waiting, outcome.error, outcome.from === waiting);
+				continue;
+			}
+			waiting.results.push(...outcome.results);
+			waiting.byOthers.push(...outcome.results.map(() => outcome.from !== waiting));
 			// Done, or to the back of the queue: the next turn starts with whoever waited behind it (round robin).
 			this.waiting.splice(this.waiting.indexOf(waiting), 1);
-			if (waiting.taken === waiting.entries.length) waiting.resolve(waiting.results);
+			if (waiting.taken === waiting.entries.length) this.post(waiting, { done: true });
 			else this.waiting.push(waiting);
 		}
+		this.putBack(back);
 	}
 
 	/**
-	 * A turn of several executions whose request failed: sent again in two halves of whole executions, each with the
-	 * client of an execution of its half, until a part is one execution's, sent with its own client (its retries, its
+	 * Sends the parts' entries as one request (or one round of requests) through the frame of the first execution of
+	 * them still waiting for it (the lane elects it and wakes it: its client, its retries, its abort). What each part
+	 * got, and the error of the request as a whole when its sender was still waiting (a failure to split). When n8n
+	 * aborted the sender, the others' entries that did not go through wait again (back).
+	 */
+	private async request(
+		parts: Array<Part<E, R>>,
+	): Promise<{ outcomes: Array<Outcome<R>>; failure?: unknown }> {
+		const sender = parts.find(({ waiting }) => !waiting.aborted)?.waiting;
+		if (!sender) return { outcomes: parts.map(() => ({ back: true })) };
+		const entries = parts.flatMap(entriesOf);
+		const answer = await new Promise<Answer<R>>((resolve) =>
+			this.post(sender, { send: entries, answer: resolve }),
+		);
+		const gone = sender.aborted;
+		const theirs = ({ waiting }: Part<E, R>) => waiting !== sender;
+		if ('error' in answer) {
+			const error = { error: answer.error, from: sender };
+			return gone
+				? { outcomes: parts.map((part) => (theirs(part) ? { back: true } : error)) }
+				: { outcomes: parts.map(() => error), failure: answer.error };
+		}
+		let at = 0;
+		const outcomes = parts.map((part): Outcome<R> => {
+			const results = answer.results.slice(at, (at += part.count));
+			const undecided = results.some((result) => this.shape.undecided?.(result) === true);
+			return gone && theirs(part) && undecided ? { back: true } : { results, from: sender };
+		});
+		return { outcomes };
+	}
+
+	/**
+	 * A turn of several executions whose request failed: sent again in two halves of whole executions, each through the
+	 * frame of an execution of its half, until a part is one execution's, sent by its own frame (its retries, its
 	 * abort). An execution only ever gets the error of a request that carried nothing but its own entries; no message
 	 * or status decides who is at fault. Both halves failing as an outage would (tasks/batches.ts transient) wait as a
 	 * retry would before the next split.
@@ -303,52 +421,34 @@ export class Lane<E, R> {
 		const owners = ownersIn(parts);
 		const half = Math.ceil(owners.length / 2);
 		const halves = [owners.slice(0, half), owners.slice(half)].map((group) =>
-			parts.flatMap((part, index) => (group.includes(part.waiting.owner) ? [index] : [])),
+			parts.flatMap((part, index) => (group.includes(part.waiting.member.id) ? [index] : [])),
 		);
 		const outcomes: Array<Outcome<R>> = new Array(parts.length);
 		const failed: Array<{ indexes: number[]; error: unknown }> = [];
 		for (const indexes of halves) {
-			const sender = parts[indexes[0]].waiting.owner;
-			if (isCancelled(sender)) {
-				// Its own entries only when the half is one execution's; otherwise the next split sends the others.
-				failed.push({ indexes, error: cancelled(sender) });
-				continue;
-			}
-			const entries = indexes.flatMap((index) => entriesOf(parts[index]));
-			try {
-				const results = await this.send(sender, entries);
-				let at = 0;
-				for (const index of indexes)
-					outcomes[index] = { results: results.slice(at, (at += parts[index].count)) };
-			} catch (error) {
-				failed.push({ indexes, error });
-			}
+			const sent = await this.request(indexes.map((index) => parts[index]));
+			indexes.forEach((index, position) => (outcomes[index] = sent.outcomes[position]));
+			if (sent.failure !== undefined) failed.push({ indexes, error: sent.failure });
 		}
-		const outage =
-			failed.length === 2 &&
-			failed.every(
-				({ indexes, error }) => transient(error) && !isCancelled(parts[indexes[0]].waiting.owner),
-			);
-		if (outage) await sleep(parts[0].waiting.owner.backoffMs(level));
+		const outage = failed.length === 2 && failed.every(({ error }) => transient(error));
+		if (outage) await sleep(parts[0].waiting.member.backoffMs(level));
 		for (const { indexes, error } of failed) {
 			const some = indexes.map((index) => parts[index]);
-			const again =
-				ownersIn(some).length > 1 && (shareable(error) || isCancelled(some[0].waiting.owner))
-					? await this.split(some, outage ? level + 1 : 1)
-					: some.map(() => ({ error }));
+			if (ownersIn(some).length < 2 || !shareable(error)) continue;
+			const again = await this.split(some, outage ? level + 1 : 1);
 			indexes.forEach((index, position) => (outcomes[index] = again[position]));
 		}
 		return outcomes;
 	}
 }
 
-/** A number per execution's client, held weakly: what a lane remembers of who sent last. */
-const ownerNumbers = new WeakMap<BacklogClient, number>();
-let ownersNumbered = 0;
-function ownerNumber(owner: BacklogClient): number {
-	let number = ownerNumbers.get(owner);
-	if (number === undefined) ownerNumbers.set(owner, (number = ++ownersNumbered));
-	return number;
+/** The frame's own send, for itself or for a turn the lane elected it to send: its answer, never thrown. */
+async function sendOwn<E, R>(entries: E[], own: Own<E, R>): Promise<Answer<R>> {
+	try {
+		return { results: await own.send(entries) };
+	} catch (error) {
+		return { error };
+	}
 }
 
 interface Part<E, R> {
@@ -356,38 +456,20 @@ interface Part<E, R> {
 	count: number;
 }
 
-/** What one part of a turn got: its results, or the error of a request that carried only its execution's entries. */
-type Outcome<R> = { results: R[] } | { error: unknown };
+/**
+ * What one part of a turn got: its results, or the error of a request that carried only its execution's entries (or
+ * that every execution has alike), with the execution whose frame sent it; or back: to wait again.
+ */
+type Outcome<R> =
+	{ results: R[]; from: unknown } | { error: unknown; from: unknown } | { back: true };
 
 /** The entries of a part, as the turn took them (Waiting.taken has moved past them). */
 const entriesOf = <E, R>({ waiting, count }: Part<E, R>) =>
 	waiting.entries.slice(waiting.taken - count, waiting.taken);
 
 const ownersIn = <E, R>(parts: Array<Part<E, R>>) => [
-	...new Set(parts.map(({ waiting }) => waiting.owner)),
+	...new Set(parts.map(({ waiting }) => waiting.member.id)),
 ];
 
 /** A failure of a shared request to split by execution: not a 401 (the credential's) nor a 429 (the token's). */
 const shareable = (error: unknown) => !hasStatus(error, 401, 429);
-
-/**
- * An error of a request sent for several executions, as this execution's own: the same message, description and status,
- * naming its node, with no item index yet (the router sets the item it belongs to).
- */
-function ownedError(owner: BacklogClient, error: unknown): unknown {
-	if (!(error instanceof Error)) return error;
-	const copy = Object.create(
-		Object.getPrototypeOf(error),
-		Object.getOwnPropertyDescriptors(error),
-	) as Error & IDataObject;
-	if ('node' in copy) copy.node = owner.ctx.getNode();
-	if (copy.context && typeof copy.context === 'object')
-		copy.context = { ...(copy.context as IDataObject), itemIndex: undefined };
-	return copy;
-}
-
-function owned<R>(owner: BacklogClient, result: R): R {
-	if (result && typeof result === 'object' && 'error' in result)
-		return { ...result, error: ownedError(owner, result.error) };
-	return result;
-}

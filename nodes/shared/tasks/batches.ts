@@ -52,17 +52,19 @@ export interface Planned {
 	owner?: WriteOwner;
 }
 
-/** One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure. */
+/**
+ * One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure.
+ * Never its client or context: a shared batch is sent by the run the lane elected to send it (sharing/lane.ts).
+ */
 export interface WriteOwner {
 	batchSize: number;
 	stopOnError: boolean;
 	failed?: boolean;
 	/**
-	 * The run's own client: once n8n has cancelled its execution, its writes not yet sent are taken out of the batches
-	 * still to go (a turn of the shared lanes carries several), and its client (whose requests n8n aborts) no longer
-	 * sends for the others.
+	 * n8n's cancel signal of the run: once it fires, its writes not yet sent are taken out of the batches still to go
+	 * (a turn of the shared lanes carries several).
 	 */
-	client?: BacklogClient;
+	signal?: AbortSignal;
 }
 
 /**
@@ -315,7 +317,8 @@ async function splitByOwner(
 	const errors: unknown[] = [];
 	for (const [at, part] of parts.entries()) {
 		if (ownersOf(part) === 1) {
-			const own = await writeBatch(senderFor(client, part), part);
+			// Sent with the sender's client: a lane's executions share their retry policy (sharing/coalesce.ts).
+			const own = await writeBatch(client, part);
 			halves[at].forEach((index, position) => (results[index] = own.results[position]));
 			continue;
 		}
@@ -334,12 +337,6 @@ async function splitByOwner(
 		halves[at].forEach((index, position) => (results[index] = outcome.results[position]));
 	}
 	return { results };
-}
-
-/** The client to send one run's writes with: its own while n8n has not cancelled it (its policy, its abort). */
-function senderFor(client: BacklogClient, writes: Planned[]): BacklogClient {
-	const own = writes[0].owner?.client;
-	return own && !isCancelled(own) ? own : client;
 }
 
 /**
@@ -420,8 +417,9 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
  * already had one is not sent. The tasks of the writes marked `reread` are read again just before their batch is sent.
  *
  * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with one run's client. When n8n cancels that run
- * its requests are aborted: the other runs' writes of a request that failed so go again with a live run's client
- * (PUT and PATCH with the same values are idempotent, so a write that landed before the abort is not doubled).
+ * its requests are aborted, and the writes not yet answered are answered as cancelled: the shared lane sends the other
+ * runs' writes again with a live run (sharing/lane.ts; PUT and PATCH with the same values are idempotent, so a write
+ * that landed before the abort is not doubled).
  */
 export async function writeAll(
 	client: BacklogClient,
@@ -430,36 +428,29 @@ export async function writeAll(
 ): Promise<WriteResult[]> {
 	const results: WriteResult[] = new Array(writes.length);
 	let pending = writes.map((_, index) => index);
-	let sender = client;
 	const sizes = await batchSizeMemory(client);
 	while (pending.length > 0) {
-		sender = liveSender(
-			sender,
-			pending.map((at) => writes[at]),
-		);
+		if (isCancelled(client)) {
+			for (const at of pending) results[at] = { error: cancelled(client) };
+			break;
+		}
 		const size = Math.max(1, Math.min(Math.floor(batchSize), sizes.accepted));
 		const slice = pending.slice(0, size);
 		pending = pending.slice(size);
 		const sending = slice.filter((at) => {
 			const { owner } = writes[at];
-			if (owner?.client && isCancelled(owner.client))
-				results[at] = { error: cancelled(owner.client) };
+			if (owner?.signal?.aborted === true) results[at] = { error: cancelled(client) };
 			else if (owner?.stopOnError && owner.failed) results[at] = { error: notSent() };
 			else return true;
 			return false;
 		});
-		const { answers, again } = await sendBatch(
-			sender,
+		const answers = await sendBatch(
+			client,
 			sending.map((at) => writes[at]),
 			sizes,
 		);
 		const written: string[] = [];
-		const goAgain: number[] = [];
 		for (const [index, at] of sending.entries()) {
-			if (again[index]) {
-				goAgain.push(at);
-				continue;
-			}
 			const answer = answers[index];
 			const result =
 				writes[at].method === 'PUT' && 'task' in answer
@@ -467,30 +458,24 @@ export async function writeAll(
 					: answer;
 			results[at] = result;
 			const { owner } = writes[at];
-			if ('error' in result && owner) owner.failed = true;
+			// Aborted with its sender: not the run's failure (the lane sends the others' writes again).
+			if ('error' in result && owner && !isCancelled(client)) owner.failed = true;
 			else if ('task' in result) written.push(writes[at].uid);
 		}
-		await sawTasks(sender, written);
-		pending = [...goAgain, ...pending];
+		await sawTasks(client, written);
 	}
 	return results;
 }
 
 /**
  * One batch of writes, its tasks read again first where asked (Planned.reread), and those that already hold their
- * values answered without a request (Planned.unlessHeld). `again` marks the writes of other live runs whose request
- * failed because n8n cancelled the sender's run: they are to be sent again with another client.
+ * values answered without a request (Planned.unlessHeld).
  */
 async function sendBatch(
 	sender: BacklogClient,
 	writes: Planned[],
 	sizes: BatchSizeMemory,
-): Promise<{ answers: WriteResult[]; again: boolean[] }> {
-	const goesAgain = (write: Planned, result: WriteResult) =>
-		'error' in result &&
-		isCancelled(sender) &&
-		write.owner?.client !== undefined &&
-		!isCancelled(write.owner.client);
+): Promise<WriteResult[]> {
 	let batch = writes;
 	const at = now();
 	if (batch.some((write) => needsReread(write, at))) {
@@ -498,8 +483,7 @@ async function sendBatch(
 			batch = await reread(sender, batch);
 		} catch (error) {
 			// Not read, not written: the batch's items fail with the read's error.
-			const answers = writes.map(() => ({ error: error as Error }));
-			return { answers, again: writes.map((write, index) => goesAgain(write, answers[index])) };
+			return writes.map(() => ({ error: error as Error }));
 		}
 	}
 	// Create or Update of a task that already holds the values, as last read or written: nothing to send.
@@ -514,19 +498,7 @@ async function sendBatch(
 	if (outcome.acceptedSize !== undefined)
 		sizes.accepted = Math.min(sizes.accepted, outcome.acceptedSize);
 	let next = 0;
-	const answers = batch.map((write, index) =>
+	return batch.map((write, index) =>
 		held[index] ? { task: write.current! } : outcome.results[next++],
 	);
-	return { answers, again: batch.map((write, index) => goesAgain(write, answers[index])) };
-}
-
-/**
- * The client to send with: this one, or once n8n has cancelled its execution (and so aborts its requests), the client
- * of a run whose writes are still to go, which then carries the others' as well.
- */
-function liveSender(client: BacklogClient, writes: Planned[]): BacklogClient {
-	if (!isCancelled(client)) return client;
-	const live = writes.find((write) => write.owner?.client && !isCancelled(write.owner.client))
-		?.owner?.client;
-	return live ?? client;
 }

@@ -7,6 +7,7 @@ import { notSent } from './batches';
 import type { TaskGateway } from './gateway';
 import { directGateway } from './gateway';
 import { mergeBodies, showsOurValues } from './values';
+import { cancelSignal } from '../transport/cancellation';
 import { now } from '../clock';
 
 export type { WriteResult } from './batches';
@@ -161,7 +162,11 @@ export async function writeTasks(
 		for (const { uid } of [...puts, ...patches]) outcome.set(uid, { error: notSent() });
 		return answers(outcome);
 	}
-	const owner: WriteOwner = { batchSize: options.batchSize, stopOnError, client };
+	const owner: WriteOwner = {
+		batchSize: options.batchSize,
+		stopOnError,
+		signal: cancelSignal(client),
+	};
 	const putResults = await gateway.sendWrites(
 		client,
 		puts.map((put) => ({ ...put, owner })),

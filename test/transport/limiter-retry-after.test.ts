@@ -66,7 +66,7 @@ describe('on the limiter alone', () => {
 		// leave once the pause is over, at the full rate, as if the 429 had not come.
 		const limiter = new RateLimiter(4, 4000);
 		const started = clock();
-		const releases = [];
+		const releases: Array<(status?: number, retryAfterMs?: number) => void> = [];
 		for (let i = 0; i < 3; i++) releases.push(await limiter.acquire());
 		releases[0](429, 300);
 		limiter.pauseUntil(started + 300, true);
@@ -87,7 +87,7 @@ describe('on the limiter alone', () => {
 		const windowMs = 1000;
 		const limiter = new RateLimiter(4, windowMs);
 		const sentAt: number[] = [];
-		const releases = [];
+		const releases: Array<(status?: number, retryAfterMs?: number) => void> = [];
 		for (let i = 0; i < 4; i++) {
 			releases.push(await limiter.acquire());
 			sentAt.push(clock());

@@ -5,6 +5,7 @@
 // alone; its /tasks/query has no cursors.
 import type { IDataObject } from 'n8n-workflow';
 
+import { resetCallers } from '../../nodes/shared/callers/registry';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { ageTasks } from '../helpers/age';
 import { runBacklog, sent, TOKEN, uidOf, useSimulator } from '../helpers/backlog';
@@ -406,6 +407,32 @@ describe('Sync Backlog reads only what changed since its last run', () => {
 			sim.configure({ refuseContent: [] });
 			const next = await scheduled(tickets(range(1, 20)), memory);
 			expect(next.read).toBe('full');
+		},
+		RUNS_TIMEOUT,
+	);
+
+	it(
+		'new tickets are looked for once among open tasks and once among archived ones before they are created, with no GET: a remembered task asked for last shows the server read the whole list',
+		async () => {
+			const memory: IDataObject = {};
+			await firstRun(memory);
+			// The next run in a process of its own, as each `n8n execute` is: it has seen no task of the service yet.
+			resetCallers();
+			const run = await sameAsFullRead(tickets(range(1, 22)), memory);
+			expect(run.read).toBe('changes');
+			expect(actions(run.json)).toEqual({ '21': 'create', '22': 'create' });
+			for (const uid of [uidOf('21'), uidOf('22')]) {
+				const reads = run.requests.filter(
+					(request) =>
+						(request.method === 'GET' || request.path === '/tasks/query') &&
+						`${request.path} ${JSON.stringify(request.body ?? '')}`.includes(uid),
+				);
+				expect(reads.map((request) => `${request.method} ${request.path}`)).toEqual([
+					'POST /tasks/query',
+					'POST /tasks/query',
+				]);
+			}
+			expect(run.requests.filter((request) => request.method === 'GET')).toEqual([]);
 		},
 		RUNS_TIMEOUT,
 	);

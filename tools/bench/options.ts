@@ -19,11 +19,15 @@ Prints tables; writes bench-results/bench.json and bench-results/requests-over-t
                             above it, linearly and marked as such
   --only auto,define,http   contenders: auto = Map Automatically, define = Define Below, http = HTTP Request
   --parts sync,capped,returnAll,overhead,scheduled
-                            what to run (overhead: CPU per 1,000 items with the rate limit off; scheduled: Sync
-                            Backlog of a churned backlog on the issue 32 server, GET /tasks pages of 13, /tasks/query
-                            pages of 100, batch limit 50, and Return All of 10,000 on it)
+                            what to run (overhead: CPU per 1,000 items with the rate limit off; scheduled: one Sync
+                            Backlog v3 workflow run again by n8n execute as a schedule runs it: a bulk load, the
+                            measured run of a churned backlog at the real minute, 3 more with a small churn, a full
+                            read that must change nothing, one run on a server that ignores time conditions; and
+                            Return All of 10,000 on the issue 32 server, GET /tasks pages of 13, /tasks/query pages
+                            of 100)
   --scheduled-sizes 10000,50000
-                            backlogs the scheduled part syncs (1 % of titles changed, 0.5 % new, 0.5 % gone)
+                            backlogs the scheduled part syncs (its measured run: 1 % of titles changed, 0.5 % new,
+                            0.5 % gone)
   --real-minute             also run our node at N = 10,000 with the service's real 60 s window (minutes)
   --cpu-prof                profile one 10,000-item Map Automatically run (rate limit off) with node --cpu-prof
                             on the n8n process; prints the top of the profile, keeps the .cpuprofile in --out

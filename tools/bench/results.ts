@@ -80,45 +80,59 @@ export interface ReturnAllResult {
 	cpuMs?: number;
 }
 
-/** Sync Backlog of a churned backlog on the issue's server (issue 32 item 5). */
-export interface ScheduledSyncResult {
-	scenario: 'scheduled';
-	major: N8nMajor;
-	n: number;
+/** One `n8n execute` of the scheduled-sync scenario (run-scheduled.ts). */
+export interface ScheduledRun {
+	label: string;
+	/** which tickets the run had (run-scheduled.ts scheduledTickets) */
+	phase: number;
 	windowMs: number;
 	ok: boolean;
 	error?: string;
+	/** the node's summary: 'incremental' or 'full' (the Every Row copy, which has no summary, reads everything) */
+	read: string;
 	requests: number;
 	/** GET /tasks (the listing's pages) */
 	listingGets: number;
+	/** POST /tasks/query that list the source */
+	listingQueries: number;
+	/** POST /tasks/query of the tasks changed since the last run (a condition on updated_at) */
+	changesQueries: number;
+	/** POST /tasks/query counting the source's open tasks */
+	countQueries: number;
+	/** POST /tasks/query with `uid in [...]` */
+	byUidReads: number;
 	/** GET /tasks/{uid} and the like */
 	otherGets: number;
-	/** POST /tasks/query that list (not `uid in [...]`) */
-	listingQueries: number;
-	/** POST /tasks/query with `uid in [...]`: the reads before writing */
-	bulkReads: number;
 	/** requests that wrote (not GET, not POST /tasks/query) */
 	writeRequests: number;
 	rejected429: number;
 	otherErrors: number;
-	/** what the churn should do */
+	/** what the run should do to the store the run before left */
 	expected: { closed: number; created: number; updated: number };
-	/** the node's output items by action */
+	/** the node's counts per action (its summary; the Every Row copy: its rows) */
 	actions: Record<string, number>;
-	/** the source's tasks after the run, those closed, tickets held by more than one task */
-	tasks: number;
-	closed: number;
-	duplicates: number;
-	/** ceil(N / 100) + the writes in batches of 50 */
-	requestsNeeded: number;
-	/** floor(1.1 × requestsNeeded + 5) */
-	bound: number;
+	/** the source's tasks afterwards are exactly the run's tickets open with their titles, every other one closed */
+	storeMatches: boolean;
+	outputItems: number;
+	/** JSON bytes of the node's output items (json and pairedItem) */
+	outputBytes: number;
+	/** for a full read: ceil(N / 100) + the writes in batches of 100, and floor(1.1 × that + 5) */
+	requestsNeeded?: number;
+	bound?: number;
 	nodeMs: number;
-	/** ceil(requestsNeeded / 60) windows */
-	floorMs: number;
 	processWallMs: number;
 	cpuMs?: number;
 	peakRssMb?: number;
+}
+
+/** The scheduled sync of a backlog of N (issue 46 item 4): a bulk load, the measured run, a series, a full read. */
+export interface ScheduledSyncResult {
+	scenario: 'scheduled';
+	major: N8nMajor;
+	n: number;
+	runs: ScheduledRun[];
+	/** why the part failed: a run did other than its tickets ask, or the full read after the series changed something */
+	failure?: string;
 }
 
 export interface OverheadRow {
@@ -163,6 +177,7 @@ export interface Results {
 	returnAll: ReturnAllResult[];
 	overhead: OverheadResult[];
 	profiles: ProfileResult[];
-	/** absent in bench.json files written before issue 32 */
+	/** absent in bench.json files written before issue 32; entries without `runs` (one run of a full read, before issue
+	 * 46) are not reported */
 	scheduled?: ScheduledSyncResult[];
 }

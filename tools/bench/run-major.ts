@@ -10,7 +10,7 @@ import { CONTENDER, type Results, type SyncResult } from './results';
 import { runOverhead } from './run-overhead';
 import { runProfile } from './run-profile';
 import { runReturnAll } from './run-return-all';
-import { churnedTicketsNode, runScheduledSync, scheduledSyncParameters } from './run-scheduled';
+import { runScheduledSync, scheduledWorkflows } from './run-scheduled';
 import { extrapolate, runSync } from './run-sync';
 import { LIMIT, OVERHEAD_N, PROFILE_N, TOKEN, log } from './setup';
 import { BenchWorkflows } from './workflows';
@@ -31,6 +31,8 @@ export async function runMajor(
 		const realMinute = { id: 'benchCredMinute', name: 'Task Backlog (real minute)' };
 		const unlimited = { id: 'benchCredNoLimit', name: 'Task Backlog (no limit)' };
 		const header = { id: 'benchCredHeader', name: 'Bearer token (Header Auth)' };
+		// the scheduled workflows' own: its window is switched between the scaled and the real minute (run-scheduled.ts)
+		const scheduled = { id: 'benchCredSchedule', name: 'Task Backlog (scheduled sync)' };
 		const base = { baseUrl: sim.url, token: TOKEN };
 		await folder.folder.importCredentials([
 			W.backlogCredential(limited, {
@@ -49,6 +51,11 @@ export async function runMajor(
 				rateLimitWindowSeconds: 60,
 			}),
 			W.headerAuthCredential(header, TOKEN),
+			W.backlogCredential(scheduled, {
+				...base,
+				requestsPerMinute: LIMIT,
+				rateLimitWindowSeconds: windowMs / 1000,
+			}),
 		]);
 
 		const run: MajorRun = { options, sim, folder, major };
@@ -133,17 +140,16 @@ export async function runMajor(
 					void results.returnAll.push(await runReturnAll(run, ids.returnAll, ids.limitOne)),
 			);
 		}
-		// Sync Backlog of a churned backlog on the issue 32 server, and Return All of 10,000 on it
+		// Sync Backlog run again and again as a schedule runs it (run-scheduled.ts), and Return All of 10,000 on the issue
+		// 32 server
 		if (options.parts.includes('scheduled')) {
 			for (const n of options.scheduledSizes) {
-				const id = workflows.add(
-					W.workflow(`benchSched${String(n).padStart(6, '0')}`, `bench: Sync Backlog ${n}`, [
-						W.manualTrigger(),
-						churnedTicketsNode('Tickets', n),
-						W.backlogNode('Task Backlog', limited, scheduledSyncParameters()),
-					]),
+				const made = scheduledWorkflows(n, scheduled);
+				for (const workflow of made.workflows) workflows.add(workflow);
+				plan.push(
+					async () =>
+						void results.scheduled?.push(await runScheduledSync(run, made.ids, scheduled)),
 				);
-				plan.push(async () => void results.scheduled?.push(await runScheduledSync(run, id, n)));
 			}
 			const ids = returnAllWorkflows();
 			plan.push(

@@ -5,9 +5,9 @@ import { fmt, seconds, serverLabel, table } from './format';
 import type { Options } from './options';
 import type { ProfileSummary } from './profile';
 import { CONTENDER_NAME, type Results } from './results';
-import { ISSUE_PAGE_SIZE } from './run-scheduled';
-import { BATCH_SIZE, CAPPED_BATCH_LIMIT, LIMIT, PAGE_SIZE } from './setup';
-import { majorTargets } from './targets';
+import { INTERVAL_MS, ISSUE_PAGE_SIZE, RUNS_PER_DAY } from './run-scheduled';
+import { BATCH_SIZE, LIMIT, PAGE_SIZE } from './setup';
+import { actionsText, majorTargets, scheduledOf, scheduledRuns } from './targets';
 
 export function reportTables(bench: Results, options: Options): { text: string; targets: Json[] } {
 	const out: string[] = [];
@@ -122,49 +122,82 @@ function returnAllTable(bench: Results, major: N8nMajor): string[] {
 }
 
 function scheduledTable(bench: Results, major: N8nMajor): string[] {
-	const rows = (bench.scheduled ?? []).filter((r) => r.major === major);
-	if (rows.length === 0) return [];
+	const results = scheduledOf(bench, major);
+	if (results.length === 0) return [];
+	const rows = results.flatMap((r) =>
+		r.runs.map((run) => [
+			`${fmt(r.n)}: ${run.label}${run.ok ? '' : ' FAILED'}`,
+			`${run.windowMs / 1000} s`,
+			run.read,
+			fmt(run.requests),
+			`${fmt(run.listingGets)} / ${fmt(run.listingQueries)} / ${fmt(run.changesQueries)} / ${fmt(run.countQueries)} / ${fmt(run.byUidReads)} / ${fmt(run.otherGets)}`,
+			fmt(run.writeRequests),
+			fmt(run.rejected429),
+			`${actionsText(run.actions)} (${fmt(run.expected.closed)} / ${fmt(run.expected.created)} / ${fmt(run.expected.updated)})`,
+			run.bound === undefined ? '' : fmt(run.bound),
+			fmt(run.outputItems),
+			fmt(run.outputBytes / 1000),
+			seconds(run.nodeMs),
+			seconds(run.processWallMs),
+			run.cpuMs === undefined ? 'n/a' : seconds(run.cpuMs),
+			fmt(run.peakRssMb),
+		]),
+	);
+	const perDay = results.flatMap((r) => {
+		const { measured, everyRow } = scheduledRuns(r);
+		if (!measured) return [];
+		return [
+			[
+				fmt(r.n),
+				fmt(measured.requests),
+				fmt(measured.requests * RUNS_PER_DAY),
+				fmt(measured.outputBytes / 1000),
+				everyRow ? fmt(everyRow.outputBytes / 1000) : 'n/a',
+				everyRow ? `${fmt((measured.outputBytes / everyRow.outputBytes) * 100, 2)} %` : 'n/a',
+				fmt((measured.outputBytes * RUNS_PER_DAY) / 1e6, 1),
+				everyRow ? fmt((everyRow.outputBytes * RUNS_PER_DAY) / 1e6, 1) : 'n/a',
+				seconds(measured.processWallMs),
+				fmt(measured.peakRssMb),
+			],
+		];
+	});
 	return [
-		`\n### Scheduled sync, n8n ${major}.x (Sync Backlog; 1 % of titles changed, 0.5 % new, 0.5 % gone; issue 32's server: GET /tasks pages of ${ISSUE_PAGE_SIZE}, /tasks/query pages of ${PAGE_SIZE}, batch limit ${CAPPED_BATCH_LIMIT} undocumented; rate limit ${LIMIT} requests per window)\n`,
+		`\n### Scheduled sync, n8n ${major}.x (Sync Backlog v3 run again by n8n execute; the simulator's lenient profile, which filters a query by time, pages of ${PAGE_SIZE}; rate limit ${LIMIT} requests per window)\n`,
 		table(
 			[
-				'N',
+				'N: run',
 				'Window',
+				'Read',
 				'Requests',
-				'GET /tasks',
-				'Listing queries',
-				'Bulk reads',
-				'Other GETs',
+				'GET /tasks / listing / changes / count queries / by uid / other GETs',
 				'Writes',
 				'429s',
-				'Closed / created / updated',
-				'Needed',
+				'Closed / created / updated (expected)',
 				'Bound',
+				'Output items',
+				'Output (kB)',
+				'Node (s)',
 				'Wall (s)',
-				'Floor (s)',
-				'Wall / floor',
 				'CPU (s)',
 				'Peak RSS (MB)',
 			],
-			rows.map((r) => [
-				`${fmt(r.n)}${r.ok ? '' : ' FAILED'}`,
-				`${r.windowMs / 1000} s`,
-				fmt(r.requests),
-				fmt(r.listingGets),
-				fmt(r.listingQueries),
-				fmt(r.bulkReads),
-				fmt(r.otherGets),
-				fmt(r.writeRequests),
-				fmt(r.rejected429),
-				`${fmt(r.actions.close ?? 0)} / ${fmt(r.actions.create ?? 0)} / ${fmt(r.actions.update ?? 0)}`,
-				fmt(r.requestsNeeded),
-				fmt(r.bound),
-				seconds(r.nodeMs),
-				seconds(r.floorMs),
-				fmt(r.nodeMs / r.floorMs, 2),
-				r.cpuMs === undefined ? 'n/a' : seconds(r.cpuMs),
-				fmt(r.peakRssMb),
-			]),
+			rows,
+		),
+		`\nPer day at a ${INTERVAL_MS / 60_000}-minute interval: ${RUNS_PER_DAY} runs like the measured one (Output Every Row: the same input and store through a copy with that output)\n`,
+		table(
+			[
+				'N',
+				'Requests a run',
+				'Requests a day',
+				'Output a run (kB)',
+				'Every Row a run (kB)',
+				'Share',
+				'Output a day (MB)',
+				'Every Row a day (MB)',
+				'Wall a run (s)',
+				'Peak RSS (MB)',
+			],
+			perDay,
 		),
 	];
 }

@@ -3,7 +3,7 @@
 // (prepare.ts), then the unit files that time the limiter (test/transport/), then the end-to-end files: first, one at
 // a time with nothing beside them, the files whose assertions count time or rates (bursts within a deadline, 429
 // shares, fair shares between processes); then every other file in two lanes side by side, one of them at the lowest
-// CPU priority. A new file lands with the others by itself. Each file's time is printed at the end. Exit code: 0 only
+// CPU priority, and beside them, in a third lane at that priority, the files that mostly wait on n8n's poll times. A new file lands with the others by itself. Each file's time is printed at the end. Exit code: 0 only
 // when every step passed.
 import { spawn } from 'child_process';
 import * as fs from 'fs';
@@ -29,6 +29,13 @@ const TIMED: Array<{ file: RegExp; project?: string }> = [
  * delivery of the 300 at once to n8n 1.x was reset once, and one process kept 59 of its 60 requests a window once.
  */
 const ALONE = TIMED;
+
+/**
+ * Files that mostly wait on n8n's own clock (the Poll Trigger's poll times: four n8n servers, each waiting for polls
+ * a minute apart): after the ALONE files, they run in a third lane beside the other two, at the lowest CPU priority,
+ * instead of holding one of them for about six minutes.
+ */
+const WAITING = [{ file: /test\/e2e\/poll-budget\.test\.ts$/ }];
 
 /** Unit files that time the limiter to tens of milliseconds: run after the installs, not beside them. */
 const TIMED_UNIT = '/test/transport/';
@@ -132,10 +139,12 @@ async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string
 		);
 	const isTimed = (unit: Unit) => matches(TIMED, unit);
 	const isAlone = (unit: Unit) => matches(ALONE, unit);
+	const isWaiting = (unit: Unit) => matches(WAITING, unit);
 	// the files that run alone first, so that the others then share the machine
 	const timed = units.filter(isTimed).sort((a, b) => Number(isAlone(b)) - Number(isAlone(a)));
+	const waiting = units.filter((unit) => !isTimed(unit) && isWaiting(unit));
 	const others = units
-		.filter((unit) => !isTimed(unit))
+		.filter((unit) => !isTimed(unit) && !isWaiting(unit))
 		.sort((a, b) => fs.statSync(b.file).size - fs.statSync(a.file).size);
 	const lines: string[] = [];
 	let code = 0;
@@ -163,6 +172,8 @@ async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string
 	// While an ALONE file runs, lane "rest" starts nothing, and the file waits for the unit "rest" is running.
 	let alone: Promise<void> | undefined;
 	let restRunning: Promise<void> = Promise.resolve();
+	let aloneEnded = () => {};
+	const aloneDone = new Promise<void>((resolve) => (aloneEnded = resolve));
 	const timedLane = async () => {
 		for (const unit of timed) {
 			if (!isAlone(unit)) {
@@ -176,6 +187,7 @@ async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string
 			alone = undefined;
 			release();
 		}
+		aloneEnded();
 		for (let unit = others.shift(); unit; unit = others.shift())
 			await runUnit('timed', unit, false);
 	};
@@ -191,8 +203,12 @@ async function runEndToEnd(units: Unit[]): Promise<{ code: number; lines: string
 			await restRunning;
 		}
 	};
+	const waitLane = async () => {
+		await aloneDone;
+		for (const unit of waiting) await runUnit('wait', unit, true);
+	};
 	// the timed lane first: it marks its first ALONE file before the rest lane looks
-	await Promise.all([timedLane(), restLane()]);
+	await Promise.all([timedLane(), restLane(), waitLane()]);
 	return { code, lines };
 }
 

@@ -7,7 +7,7 @@ import {
 	randomUid,
 	uuidV5,
 } from '../../nodes/shared/tasks/identity';
-import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
+import { PACKAGE_VERSION } from '../../nodes/shared/transport/client';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {
 	const names = [

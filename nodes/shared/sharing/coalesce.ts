@@ -2,9 +2,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
-import { cancelled, cancelSignal } from '../transport/cancellation';
-import type { RetryPolicy } from '../transport/retryPolicy';
-import { backoffMs } from '../transport/retryPolicy';
+import { cancelled, cancelSignal } from '../transport/client';
+import type { RetryPolicy } from '../transport/errors';
+import { backoffMs } from '../transport/errors';
 import type { BatchSizeMemory, Planned, WriteResult } from '../tasks/batches';
 import type { TaskGateway } from '../tasks/gateway';
 import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';

@@ -4,7 +4,7 @@ import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { hasStatus, responseBody, statusOf } from '../transport/errors';
-import { cancelled, isCancelled } from '../transport/cancellation';
+import { cancelled, isCancelled } from '../transport/client';
 import { readTasksByUid, sawTasks } from './readByUid';
 import { hasValues, showsOurValues } from './values';
 import { now } from '../clock';

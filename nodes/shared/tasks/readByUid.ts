@@ -4,7 +4,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { callerState } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { queryTasks, refusesCondition } from './queryTasks';
-import { isCancelled } from '../transport/cancellation';
+import { isCancelled } from '../transport/client';
 import { hasStatus } from '../transport/errors';
 
 /**

@@ -7,7 +7,7 @@ import { notSent } from './batches';
 import type { TaskGateway } from './gateway';
 import { directGateway } from './gateway';
 import { mergeBodies, showsOurValues } from './values';
-import { cancelSignal } from '../transport/cancellation';
+import { cancelSignal } from '../transport/client';
 import { now } from '../clock';
 
 export type { WriteResult } from './batches';

@@ -4,7 +4,7 @@ import { sleep } from 'n8n-workflow';
 import { callerState } from '../callers/registry';
 import { now as clock } from '../clock';
 import { tokenAsSent } from './credential';
-import type { RetryPolicy } from './retryPolicy';
+import type { RetryPolicy } from './errors';
 
 /**
  * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window

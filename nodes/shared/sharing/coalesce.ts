@@ -5,16 +5,21 @@ import type { BacklogClient } from '../transport/client';
 import { cancelled, cancelSignal } from '../transport/client';
 import type { RetryPolicy } from '../transport/errors';
 import { backoffMs } from '../transport/errors';
-import type { BatchSizeMemory, Planned, WriteResult } from '../tasks/batches';
-import type { TaskGateway } from '../tasks/gateway';
-import { answeredPut, batchSizeMemory, writeAll } from '../tasks/batches';
+import type { BatchSizeMemory, Planned, WriteResult } from '../tasks/send';
+import type { TaskGateway } from '../tasks/writeTasks';
+import {
+	answeredPut,
+	batchSizeMemory,
+	readTasksByUid,
+	UIDS_PER_READ,
+	writeAll,
+} from '../tasks/send';
 import type { Member, Own, Pace } from './lane';
 import { ARRIVING, Lane, newPace } from './lane';
-import { readTasksByUid, UIDS_PER_READ } from '../tasks/readByUid';
 import { now } from '../clock';
 
 /**
- * The shared gateway (tasks/gateway.ts): group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
+ * The shared gateway (TaskGateway, tasks/writeTasks.ts): group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a
  * request is in flight. The spec's usage is event-driven: one ticket per execution, many executions at once. Per
  * caller (base URL, token and the headers that say who calls: BacklogClient.callerKey) and per kind of request (bulk
  * read, PUT, PATCH), one request is under way at a time; what other executions ask for meanwhile waits and goes out
@@ -68,7 +73,7 @@ const MAX_REMEMBERED = 10_000;
 /**
  * How long a written task is remembered. A write needs it only while another execution's plan rests on a read older
  * than it: a write waits for a turn some request spacings at most (MAX_FED_LINGER_SPACINGS, 8 s at 60 a minute), and
- * a PATCH whose read is older than STALE_READ_MS reads its task again anyway (batches.ts). Two minutes covers the
+ * a PATCH whose read is older than STALE_READ_MS reads its task again anyway (send.ts). Two minutes covers the
  * slowest rate a credential is likely to be set to, without keeping tasks for ever.
  */
 export const WRITTEN_HORIZON_MS = 120_000;
@@ -192,7 +197,7 @@ function writeLane(
 	return lane;
 }
 
-/** Reads in bulk the tasks of these uids (readByUid.ts), together with the uids other executions wait to read. */
+/** Reads in bulk the tasks of these uids (send.ts), together with the uids other executions wait to read. */
 export async function readTasksShared(
 	client: BacklogClient,
 	uids: string[],
@@ -217,7 +222,7 @@ export async function readTasksShared(
 }
 
 /**
- * Sends planned writes of one method (batches.ts), in /tasks/batch requests shared with the writes other executions
+ * Sends planned writes of one method (send.ts), in /tasks/batch requests shared with the writes other executions
  * with the same Batch Size and retry policy wait to send.
  */
 export async function sendWritesShared(
@@ -296,7 +301,7 @@ async function sendInRounds(
 	return results;
 }
 
-/** The gateway (tasks/gateway.ts) whose requests are shared with the same caller's other executions at once. */
+/** The gateway (TaskGateway, tasks/writeTasks.ts) whose requests are shared with the same caller's other executions at once. */
 export const sharedGateway: TaskGateway = {
 	readTasks: readTasksShared,
 	sendWrites: sendWritesShared,

@@ -1,7 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
 import { hasStatus } from '../transport/errors';
-import { transient } from '../tasks/batches';
+import { transient } from '../tasks/send';
 import { now } from '../clock';
 
 /**
@@ -414,7 +414,7 @@ export class Lane<E, R> {
 	 * A turn of several executions whose request failed: sent again in two halves of whole executions, each through the
 	 * frame of an execution of its half, until a part is one execution's, sent by its own frame (its retries, its
 	 * abort). An execution only ever gets the error of a request that carried nothing but its own entries; no message
-	 * or status decides who is at fault. Both halves failing as an outage would (tasks/batches.ts transient) wait as a
+	 * or status decides who is at fault. Both halves failing as an outage would (tasks/send.ts transient) wait as a
 	 * retry would before the next split.
 	 */
 	private async split(parts: Array<Part<E, R>>, level: number): Promise<Array<Outcome<R>>> {

@@ -3,8 +3,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { booleanSetting } from '../../../shared/booleans';
 import { numberSetting } from '../../../shared/numbers';
 import { sharedGateway } from '../../../shared/sharing/coalesce';
-import type { TaskGateway } from '../../../shared/tasks/gateway';
-import { directGateway } from '../../../shared/tasks/gateway';
+import type { TaskGateway } from '../../../shared/tasks/writeTasks';
+import { directGateway } from '../../../shared/tasks/writeTasks';
 import type { RetryPolicy } from '../../../shared/transport/client';
 import { DEFAULT_RETRY_POLICY } from '../../../shared/transport/client';
 

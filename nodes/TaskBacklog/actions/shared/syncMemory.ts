@@ -4,7 +4,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { countTasks, readChangedTasks } from '../../../shared/tasks/changedTasks';
 import { taskQueryCondition } from '../../../shared/tasks/filters';
 import { listTasks } from '../../../shared/tasks/listTasks';
-import { readTasksByUid, sawTasks } from '../../../shared/tasks/readByUid';
+import { readTasksByUid, sawTasks } from '../../../shared/tasks/send';
 import type { Stamps } from '../../../shared/tasks/stamps';
 import { stampsShown } from '../../../shared/tasks/stamps';
 import type { BacklogClient } from '../../../shared/transport/client';
@@ -328,7 +328,7 @@ async function readChanges(
 	for (const uid of kept) if (!tickets.has(uid)) toRead.push(uid);
 	if (toRead.length > 0) {
 		// A remembered task, open by the count and unchanged since, is asked for last: its coming back shows the server
-		// applied the whole list, so no GET confirms that a new ticket has no task (readByUid.ts probesFor). The greatest
+		// applied the whole list, so no GET confirms that a new ticket has no task (tasks/send.ts probesFor). The greatest
 		// uid, so that it also closes a query read in pages by uid. Missing, it is confirmed the usual way.
 		let probe: string | undefined;
 		for (const uid of remembered) if (probe === undefined || uid > probe) probe = uid;

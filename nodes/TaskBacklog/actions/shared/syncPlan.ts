@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { parametersReadOnce } from '../../../shared/storedParameters';
 import { spelledNumber } from '../../../shared/numbers';
-import { changedFields } from '../../../shared/tasks/values';
+import { changedFields } from '../../../shared/tasks/send';
 import { invalidParameter } from './parameters';
 import { taskInputReader } from './taskInput';
 

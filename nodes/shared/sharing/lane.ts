@@ -1,7 +1,7 @@
 import { sleep } from 'n8n-workflow';
 
 import { hasStatus } from '../transport/errors';
-import { transient } from '../tasks/send';
+import { splitByOwner } from '../tasks/send';
 import { now } from '../clock';
 
 /**
@@ -411,34 +411,25 @@ export class Lane<E, R> {
 	}
 
 	/**
-	 * A turn of several executions whose request failed: sent again in two halves of whole executions, each through the
-	 * frame of an execution of its half, until a part is one execution's, sent by its own frame (its retries, its
-	 * abort). An execution only ever gets the error of a request that carried nothing but its own entries; no message
-	 * or status decides who is at fault. Both halves failing as an outage would (tasks/send.ts transient) wait as a
-	 * retry would before the next split.
+	 * A turn of several executions whose request failed, split by execution (splitByOwner, tasks/send.ts): each half
+	 * through the frame of an execution of its half (its client, its retries, its abort), until a part is one
+	 * execution's. An execution only ever gets the error of a request that carried nothing but its own entries; a 401
+	 * or a 429, every execution's alike, is not split further.
 	 */
 	private async split(parts: Array<Part<E, R>>, level: number): Promise<Array<Outcome<R>>> {
-		const owners = ownersIn(parts);
-		const half = Math.ceil(owners.length / 2);
-		const halves = [owners.slice(0, half), owners.slice(half)].map((group) =>
-			parts.flatMap((part, index) => (group.includes(part.waiting.member.id) ? [index] : [])),
+		return await splitByOwner<Part<E, R>, Outcome<R>>(
+			parts,
+			{
+				ownerOf: ({ waiting }) => waiting.member.id,
+				send: async (half) => await this.request(half),
+				again: async (half, failure, next) =>
+					ownersIn(half).length < 2 || !shareable(failure)
+						? undefined
+						: await this.split(half, next),
+				backoffMs: (next) => parts[0].waiting.member.backoffMs(next),
+			},
+			level,
 		);
-		const outcomes: Array<Outcome<R>> = new Array(parts.length);
-		const failed: Array<{ indexes: number[]; error: unknown }> = [];
-		for (const indexes of halves) {
-			const sent = await this.request(indexes.map((index) => parts[index]));
-			indexes.forEach((index, position) => (outcomes[index] = sent.outcomes[position]));
-			if (sent.failure !== undefined) failed.push({ indexes, error: sent.failure });
-		}
-		const outage = failed.length === 2 && failed.every(({ error }) => transient(error));
-		if (outage) await sleep(parts[0].waiting.member.backoffMs(level));
-		for (const { indexes, error } of failed) {
-			const some = indexes.map((index) => parts[index]);
-			if (ownersIn(some).length < 2 || !shareable(error)) continue;
-			const again = await this.split(some, outage ? level + 1 : 1);
-			indexes.forEach((index, position) => (outcomes[index] = again[position]));
-		}
-		return outcomes;
 	}
 }
 

@@ -599,7 +599,7 @@ async function settle(
 		return await splitInvalid(client, writes, error);
 	// A 401 is the credential's, and a 429 that outlasted the attempts is the token's: every run of it has it alike.
 	if (hasStatus(error, 401, 429)) return fail(error);
-	if (ownersOf(writes) > 1) return await splitByOwner(client, writes, level);
+	if (ownersOf(writes) > 1) return await splitWrites(client, writes, level);
 	if (hasStatus(error, 422)) return await inHalves(client, writes);
 	return fail(error);
 }
@@ -618,52 +618,83 @@ async function inHalves(client: BacklogClient, writes: Planned[]): Promise<Batch
 export const transient = (error: unknown) =>
 	statusOf(error) === undefined || hasStatus(error, 500, 502, 503, 504);
 
+/** How splitByOwner sends the parts of a failed request of several executions (runs). */
+export interface OwnerSplit<P, O> {
+	/** Whose a part is: an execution (a lane's member) or a run (a write's owner). */
+	ownerOf: (part: P) => unknown;
+	/** Sends one half once: what each of its parts got, and the failure of the half's request as a whole, if any. */
+	send: (half: P[]) => Promise<{ outcomes: O[]; failure?: unknown }>;
+	/** What a half whose request failed gets next (split further at `level`), or undefined to keep what send gave. */
+	again: (half: P[], failure: unknown, level: number) => Promise<O[] | undefined>;
+	/** The wait before going further after both halves failed as an outage would: a retry's at `level`. */
+	backoffMs: (level: number) => number;
+}
+
 /**
- * The writes of several runs, whose request failed: sent again in two halves of whole runs, each half once, until a
- * part holds one run's writes, which is then sent with that run's client and retried under its policy
- * (writeBatch). No message, status or quoted value decides who is at fault: one write refused on every try among 50
+ * The one splitter of a failed request that carried the entries of several executions (a shared turn of a lane,
+ * sharing/coalesce.ts, or a shared batch, writeBatch): sent again in two halves of whole executions, in order, each
+ * half once, until a part holds one execution's entries, which is then sent by that execution's own way (its client,
+ * its retries). No message, status or quoted value decides who is at fault: one write refused on every try among 50
  * runs costs 2 × ceil(log2 50) requests and its run's attempts. When both halves fail with a transient status (an
- * outage, not one write), the split waits as a retry would before going further.
+ * outage, not one write), the split waits as a retry would before going further (`level`: how many such splits in a
+ * row).
  */
-async function splitByOwner(
+export async function splitByOwner<P, O>(
+	parts: P[],
+	split: OwnerSplit<P, O>,
+	level: number,
+): Promise<O[]> {
+	const owners = [...new Set(parts.map(split.ownerOf))];
+	const half = Math.ceil(owners.length / 2);
+	const halves = [owners.slice(0, half), owners.slice(half)].map((group) =>
+		parts.flatMap((part, index) => (group.includes(split.ownerOf(part)) ? [index] : [])),
+	);
+	const outcomes: O[] = new Array(parts.length);
+	const failed: Array<{ indexes: number[]; failure: unknown }> = [];
+	for (const indexes of halves) {
+		const sent = await split.send(indexes.map((index) => parts[index]));
+		indexes.forEach((index, position) => (outcomes[index] = sent.outcomes[position]));
+		if (sent.failure !== undefined) failed.push({ indexes, failure: sent.failure });
+	}
+	const outage = failed.length === 2 && failed.every(({ failure }) => transient(failure));
+	if (outage) await sleep(split.backoffMs(level));
+	for (const { indexes, failure } of failed) {
+		const again = await split.again(
+			indexes.map((index) => parts[index]),
+			failure,
+			outage ? level + 1 : 1,
+		);
+		if (again) indexes.forEach((index, position) => (outcomes[index] = again[position]));
+	}
+	return outcomes;
+}
+
+/**
+ * The writes of several runs, whose request failed (splitByOwner): a half that holds one run's writes is sent with the
+ * sender's client and retried under its policy (writeBatch; a lane's executions share their retry policy,
+ * sharing/coalesce.ts), a half of several runs once, and a half that failed is settled again.
+ */
+async function splitWrites(
 	client: BacklogClient,
 	writes: Planned[],
 	level: number,
 ): Promise<BatchOutcome> {
-	const runs = new Map<WriteOwner | undefined, number[]>();
-	writes.forEach((write, index) => {
-		const run = runs.get(write.owner);
-		if (run) run.push(index);
-		else runs.set(write.owner, [index]);
-	});
-	const groups = [...runs.values()];
-	const half = Math.ceil(groups.length / 2);
-	const halves = [groups.slice(0, half).flat(), groups.slice(half).flat()];
-	const parts = halves.map((indexes) => indexes.map((index) => writes[index]));
-	const results: WriteResult[] = new Array(writes.length);
-	const settleLater: number[] = [];
-	const errors: unknown[] = [];
-	for (const [at, part] of parts.entries()) {
-		if (ownersOf(part) === 1) {
-			// Sent with the sender's client: a lane's executions share their retry policy (sharing/coalesce.ts).
-			const own = await writeBatch(client, part);
-			halves[at].forEach((index, position) => (results[index] = own.results[position]));
-			continue;
-		}
-		const tried = await attempt(client, part);
-		if ('results' in tried)
-			halves[at].forEach((index, position) => (results[index] = tried.results[position]));
-		else {
-			settleLater.push(at);
-			errors[at] = tried.error;
-		}
-	}
-	const outage = settleLater.length === 2 && errors.every(transient);
-	if (outage) await sleep(client.backoffMs(level));
-	for (const at of settleLater) {
-		const outcome = await settle(client, parts[at], errors[at], outage ? level + 1 : 1);
-		halves[at].forEach((index, position) => (results[index] = outcome.results[position]));
-	}
+	const results = await splitByOwner<Planned, WriteResult>(
+		writes,
+		{
+			ownerOf: (write) => write.owner,
+			send: async (half) => {
+				if (ownersOf(half) === 1) return { outcomes: (await writeBatch(client, half)).results };
+				const tried = await attempt(client, half);
+				return 'results' in tried
+					? { outcomes: tried.results }
+					: { outcomes: [], failure: tried.error };
+			},
+			again: async (half, failure, next) => (await settle(client, half, failure, next)).results,
+			backoffMs: (next) => client.backoffMs(next),
+		},
+		level,
+	);
 	return { results };
 }
 

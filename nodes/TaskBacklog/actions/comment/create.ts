@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { createdUids } from '../shared/createdUid';
+import { createdUids } from '../../../shared/tasks/identity';
 import { forOperation, taskLocator } from '../shared/descriptions';
 import { asNodeError, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
 import { readCommentBody } from './shared';

@@ -11,8 +11,14 @@ import {
 	returnAllAndLimit,
 	simplifyProperty,
 } from '../shared/descriptions';
-import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
-import { pick, simplifyTask } from '../shared/simplify';
+import {
+	checkExpand,
+	expandQuery,
+	maxResults,
+	PAGE_SIZE,
+	pick,
+	simplifyTask,
+} from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 import {
 	checkFilters,

@@ -10,8 +10,7 @@ import {
 	simplifyProperty,
 } from '../shared/descriptions';
 import { invalidParameter, jsonObject, parseJson, readBoolean } from '../shared/parameters';
-import { checkExpand, maxResults } from '../shared/read';
-import { pick, simplifyTask } from '../shared/simplify';
+import { checkExpand, maxResults, pick, simplifyTask } from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 
 /** Option values name the operators: n8n reads a parameter value that starts with "=" as an expression. */

@@ -1,7 +1,7 @@
 import type { INode, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { booleanSetting } from '../shared/booleans';
+import { booleanSetting } from '../shared/parameters';
 import {
 	DEFAULT_SECRET_HEADER,
 	DEFAULT_SIGNATURE_HEADER,

@@ -6,15 +6,13 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { booleanSetting } from '../../shared/booleans';
-import { numberSetting } from '../../shared/numbers';
+import { asNodeError, booleanSetting, numberSetting } from '../../shared/parameters';
 import { sharedGateway } from '../../shared/sharing/coalesce';
 import type { TaskGateway, TaskWrite } from '../../shared/tasks/writeTasks';
 import { directGateway, isNotSent, writeTasks } from '../../shared/tasks/writeTasks';
 import type { RetryPolicy } from '../../shared/transport/client';
 import { BacklogClient, DEFAULT_RETRY_POLICY } from '../../shared/transport/client';
 import { operations as commentOperations } from './comment';
-import { asNodeError } from './shared/parameters';
 import { operations as taskOperations } from './task';
 import type { Operation } from './types';
 

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { IdentityOptions } from '../../../shared/tasks/identity';
+import type { IdentityOptions } from '../../../shared/identity';
 import { externalIdOptions, readIdentityOptions } from './externalId';
 import {
 	checkSize,
@@ -12,8 +12,8 @@ import {
 	requireFieldName,
 	requireText,
 	requireUuid,
-} from './parameters';
-import type { ValueSource } from './parameters';
+} from '../../../shared/parameters';
+import type { ValueSource } from '../../../shared/parameters';
 
 /**
  * "Input Data": Define Below (every value a parameter, expressions evaluated per item) or Map Automatically (each

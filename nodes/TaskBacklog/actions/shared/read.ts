@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { invalidParameter, readBoolean } from './parameters';
+import { invalidParameter, readBoolean } from '../../../shared/parameters';
 
 /** Page size asked of list endpoints; the server may clamp it, paging copes. */
 export const PAGE_SIZE = 100;

@@ -10,7 +10,7 @@ import {
 	requireFieldName,
 	requireText,
 	requireUuid,
-} from './parameters';
+} from '../../../shared/parameters';
 
 type Kind = 'uid' | 'uids' | 'dateTime' | 'status' | 'statusGlobal' | 'boolean' | 'string' | 'json';
 

@@ -1,10 +1,14 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { isExpression } from '../../../shared/storedParameters';
-import type { IdentityOptions } from '../../../shared/tasks/identity';
-import { uidOfExternalId } from '../../../shared/tasks/identity';
+import {
+	invalidParameter,
+	isExpression,
+	requiredText,
+	requireUuid,
+} from '../../../shared/parameters';
+import type { IdentityOptions } from '../../../shared/identity';
+import { uidOfExternalId } from '../../../shared/identity';
 import { readIdentityOptions } from './externalId';
-import { invalidParameter, requiredText, requireUuid } from './parameters';
 import { mapItem, readAutoMapSettings, readInputData } from './inputData';
 import { readFields, requireTitle } from './taskBody';
 

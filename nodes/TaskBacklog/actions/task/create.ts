@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { parametersReadOnce } from '../../../shared/storedParameters';
-import { createdUids } from '../../../shared/tasks/identity';
+import { parametersReadOnce } from '../../../shared/parameters';
+import { createdUids } from '../../../shared/identity';
 import { forOperation } from '../shared/descriptions';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import {

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { expandOptions, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
-import { readBoolean, taskUid } from '../shared/parameters';
+import { readBoolean, taskUid } from '../../../shared/parameters';
 import { checkExpand, expandQuery, pick, simplifyTask } from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 

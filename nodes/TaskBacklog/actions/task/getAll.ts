@@ -4,7 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { listTasks } from '../../../shared/tasks/listTasks';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
-import { invalidParameter, readBoolean } from '../shared/parameters';
+import { invalidParameter, readBoolean } from '../../../shared/parameters';
 import {
 	expandOptions,
 	forOperation,

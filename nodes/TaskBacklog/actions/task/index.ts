@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import type { BatchOperation, Operation } from '../types';
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { taskUid } from '../shared/parameters';
+import { taskUid } from '../../../shared/parameters';
 import * as create from './create';
 import * as get from './get';
 import * as getAll from './getAll';

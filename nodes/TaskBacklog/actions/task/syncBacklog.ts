@@ -8,7 +8,7 @@ import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
-import { requiredText, requireFieldName } from '../shared/parameters';
+import { booleanSetting, requiredText, requireFieldName } from '../../../shared/parameters';
 import {
 	fullReadHours,
 	fullReadOption,
@@ -36,7 +36,6 @@ import {
 	stepFor,
 } from '../shared/syncPlan';
 import { customFieldsProperties } from '../shared/taskBody';
-import { booleanSetting } from '../../../shared/booleans';
 
 export const wholeInput = true;
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { invalidParameter, taskUid } from '../shared/parameters';
+import { invalidParameter, taskUid } from '../../../shared/parameters';
 import {
 	customFieldsProperties,
 	readFields,

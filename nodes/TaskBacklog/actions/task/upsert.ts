@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { parametersReadOnce } from '../../../shared/storedParameters';
+import { parametersReadOnce } from '../../../shared/parameters';
 import { forOperation } from '../shared/descriptions';
 import { externalIdProperties } from '../shared/externalId';
 import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';

@@ -7,7 +7,12 @@ import type { Sending } from '../types';
 import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
-import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
+import {
+	autoMapProperties,
+	customFieldsProperties,
+	defineOnly,
+	inputDataProperty,
+} from '../shared/taskInput';
 import { booleanSetting, requiredText, requireFieldName } from '../../../shared/parameters';
 import {
 	fullReadHours,
@@ -35,7 +40,6 @@ import {
 	readTickets,
 	stepFor,
 } from '../shared/syncPlan';
-import { customFieldsProperties } from '../shared/taskBody';
 
 export const wholeInput = true;
 

@@ -8,7 +8,7 @@ import {
 	readTaskProperties,
 	requireTitle,
 	taskPropertiesCollection,
-} from '../shared/taskBody';
+} from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;

@@ -1,5 +1,3 @@
-import { now } from '../clock';
-
 /**
  * The one place that remembers anything between executions in this process: per caller, what the transport and the
  * task layers learnt or share (rate limiter, shared lanes, tasks written lately, the batch size and uids per read the
@@ -100,4 +98,17 @@ export function resetCallers() {
 	callers.clear();
 	restingTouches = 0;
 	restingUntil = 0;
+}
+
+// The clock the registry's bounds are measured on, and every interval of the transport, the tasks and the lanes.
+
+/**
+ * Milliseconds on a monotonic clock, for intervals: pacing, windows, pauses, timeouts. Date.now() steps when the system
+ * clock is set (NTP, a VM resumed, a user), and an interval measured across the step is off by all of it: ten minutes
+ * back held every request ten minutes. This clock never steps; it starts near 0 when the process starts, so its
+ * readings are not dates: compare them only with each other, and turn a date (an HTTP-date Retry-After) into a
+ * duration with Date.now() when it arrives.
+ */
+export function now(): number {
+	return performance.now();
 }

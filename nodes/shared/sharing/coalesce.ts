@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { callerState } from '../callers/registry';
+import { callerState, now } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { cancelled, cancelSignal } from '../transport/client';
 import type { RetryPolicy } from '../transport/errors';
@@ -16,7 +16,6 @@ import {
 } from '../tasks/send';
 import type { Member, Own, Pace } from './lane';
 import { ARRIVING, Lane, newPace } from './lane';
-import { now } from '../clock';
 
 /**
  * The shared gateway (TaskGateway, tasks/writeTasks.ts): group commit across the executions of one n8n process, as a Kafka producer batches the records that queue while a

@@ -2,7 +2,7 @@ import { sleep } from 'n8n-workflow';
 
 import { hasStatus } from '../transport/errors';
 import { splitByOwner } from '../tasks/send';
-import { now } from '../clock';
+import { now } from '../callers/registry';
 
 /**
  * One lane of the group commit (coalesce.ts): the executions of one process that want the same kind of request of the

@@ -1,12 +1,11 @@
 import type { IDataObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
-import { callerState } from '../callers/registry';
+import { callerState, now } from '../callers/registry';
 import type { BacklogClient } from '../transport/client';
 import { cancelled, isCancelled } from '../transport/client';
 import { hasStatus, responseBody, statusOf } from '../transport/errors';
 import { queryTasks, refusesCondition } from './queryTasks';
-import { now } from '../clock';
 
 /**
  * Send: the requests a write plan needs (writeTasks.ts), sent by this execution alone (directGateway) or for several
@@ -358,7 +357,7 @@ export interface Planned {
 	body: IDataObject;
 	/** The task as last read, for a PATCH: its custom fields are sent along, so none is lost where PATCH replaces. */
 	current?: IDataObject;
-	/** When the read the plan rests on was sent (clock.ts now()): a write of the same task by another execution since is newer. */
+	/** When the read the plan rests on was sent (now(), callers/registry.ts): a write of the same task by another execution since is newer. */
 	readAt?: number;
 	itemIndex: number;
 	/** For a PUT: what to do when the answer shows the task existed after all (created meanwhile by someone else). */

@@ -5,7 +5,7 @@ import type { BacklogClient } from '../transport/client';
 import type { Planned, WriteOwner, WriteResult } from './send';
 import { notSent, readTasksByUid, showsOurValues, writeAll } from './send';
 import { cancelSignal } from '../transport/client';
-import { now } from '../clock';
+import { now } from '../callers/registry';
 
 export type { WriteResult } from './send';
 export { isNotSent } from './send';
@@ -33,7 +33,7 @@ export interface WriteOptions {
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
 	/**
-	 * When the reads behind `known` were sent (clock.ts now()): what this process wrote since is newer than them (sharing/coalesce.ts), so
+	 * When the reads behind `known` were sent (now(), callers/registry.ts): what this process wrote since is newer than them (sharing/coalesce.ts), so
 	 * a PUT of a task believed absent is not sent over a task another execution created meanwhile.
 	 */
 	knownAt?: number;

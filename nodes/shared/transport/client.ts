@@ -1,11 +1,11 @@
 import { createHash } from 'crypto';
 import type {
+	ICredentialsDecrypted,
 	IDataObject,
 	IExecuteFunctions,
 	IHookFunctions,
 	IHttpRequestMethods,
 	ILoadOptionsFunctions,
-	ICredentialsDecrypted,
 	IN8nHttpFullResponse,
 	IPollFunctions,
 	IWebhookFunctions,
@@ -30,7 +30,7 @@ import {
 } from './errors';
 import type { LimiterHold, RateLimiter } from './rateLimiter';
 import { limiterFor } from './rateLimiter';
-import { now as clock } from '../clock';
+import { now as clock } from '../callers/registry';
 import {
 	credentialNumber,
 	hasUserInfo,

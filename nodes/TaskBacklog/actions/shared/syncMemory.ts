@@ -8,7 +8,7 @@ import { readTasksByUid, sawTasks } from '../../../shared/tasks/send';
 import type { Stamps } from '../../../shared/tasks/stamps';
 import { stampsShown } from '../../../shared/tasks/stamps';
 import type { BacklogClient } from '../../../shared/transport/client';
-import { now } from '../../../shared/clock';
+import { now } from '../../../shared/callers/registry';
 import type { Source, Step, Ticket } from './syncPlan';
 import { limitOption } from './syncPlan';
 
@@ -98,7 +98,7 @@ export interface SourceRead {
 	known: Map<string, IDataObject | undefined>;
 	/** Tickets whose task holds their values, by the memory and unchanged since: `unchanged` without a read. */
 	remembered: Set<string>;
-	/** clock.ts now() before the reads (writeTasks' knownAt). */
+	/** now() (callers/registry.ts) before the reads (writeTasks' knownAt). */
 	listedAt: number;
 	/** n8n's clock before the reads: the next run reads the changes from here, less CHANGES_LOOKBACK_MS. */
 	startedMs: number;

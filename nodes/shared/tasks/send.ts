@@ -381,7 +381,7 @@ export interface Planned {
 
 /**
  * One run's say over its writes in a shared batch: its batch size, and whether it sends nothing more after a failure.
- * Never its client or context: a shared batch is sent by the run the lane elected to send it (sharing/lane.ts).
+ * Never its client or context: a shared batch is sent by the run the lane elected to send it (sharing/coalesce.ts, Lane).
  */
 export interface WriteOwner {
 	batchSize: number;
@@ -776,7 +776,7 @@ async function reread(client: BacklogClient, batch: Planned[]): Promise<Planned[
  *
  * The writes may be several runs' (a shared turn, sharing/coalesce.ts), sent with one run's client. When n8n cancels that run
  * its requests are aborted, and the writes not yet answered are answered as cancelled: the shared lane sends the other
- * runs' writes again with a live run (sharing/lane.ts; PUT and PATCH with the same values are idempotent, so a write
+ * runs' writes again with a live run (sharing/coalesce.ts, Lane; PUT and PATCH with the same values are idempotent, so a write
  * that landed before the abort is not doubled).
  */
 export async function writeAll(

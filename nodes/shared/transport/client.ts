@@ -72,7 +72,7 @@ export interface ApiRequest {
 	/**
 	 * Sent for several executions at once: a failure other than a 429 (the token's, waited out and sent again whole) is
 	 * not retried here but thrown at once, so that the caller splits the request by execution and each part is retried
-	 * under its own execution's policy (sharing/lane.ts Lane.split).
+	 * under its own execution's policy (sharing/coalesce.ts Lane.split).
 	 */
 	shared?: boolean;
 }

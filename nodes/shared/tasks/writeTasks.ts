@@ -10,6 +10,10 @@ import { now } from '../callers/registry';
 export type { WriteResult } from './send';
 export { isNotSent } from './send';
 
+// A run's writes go plan → (direct | shared) → send: this file plans them (writeTasks) and names the two ways they go
+// (TaskGateway: directGateway, below, or sharedGateway in sharing/coalesce.ts, as the router picks); both send through
+// send.ts.
+
 /**
  * One task write requested by one input item.
  * - `create`: a new task with a client-chosen uid (so a retry can never make a second one); a taken uid is an error;

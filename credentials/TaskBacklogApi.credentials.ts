@@ -9,7 +9,7 @@ import type {
 } from 'n8n-workflow';
 
 import { tokenAsSent } from '../nodes/shared/transport/credential';
-import { USER_AGENT } from '../nodes/shared/transport/version';
+import { USER_AGENT } from '../nodes/shared/transport/client';
 
 /**
  * Whether the credential test may send the token to the Base URL: https://, http:// to a loopback host, or

@@ -7,8 +7,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { description as commentDescription } from './actions/comment';
-import { route } from './actions/router';
-import { requestOptionsProperty } from './actions/shared/requestOptions';
+import { requestOptionsProperty, route } from './actions/router';
 import { batchedOperations, description as taskDescription } from './actions/task';
 import { searchTasks } from './methods/listSearch';
 

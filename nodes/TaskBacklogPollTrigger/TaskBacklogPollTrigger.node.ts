@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { booleanSetting } from '../shared/booleans';
+import { booleanSetting } from '../shared/parameters';
 import {
 	checkFilters,
 	customFieldQuery,

@@ -11,7 +11,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { asBoolean, booleanSetting } from '../shared/booleans';
+import { asBoolean, booleanSetting } from '../shared/parameters';
 
 import { SIGNED, triggerProperties } from './description';
 import { acceptedEvents, eventKind, eventsOf } from './events';

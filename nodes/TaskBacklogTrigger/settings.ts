@@ -1,8 +1,7 @@
 import type { INode, IWebhookFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { booleanSetting } from '../shared/booleans';
-import { WEBHOOK_CREDENTIAL_TYPE } from '../shared/credentialTypes';
+import { booleanSetting } from '../shared/parameters';
 import {
 	DEFAULT_SECRET_HEADER,
 	DEFAULT_SIGNATURE_HEADER,
@@ -11,6 +10,9 @@ import {
 } from '../shared/webhookHeaders';
 
 import type { VerificationMethod, VerificationSettings } from './verify';
+
+/** The webhook credential type's name, as credentials/TaskBacklogWebhookApi.credentials.ts declares it and saved workflows store it. */
+const WEBHOOK_CREDENTIAL_TYPE = 'taskBacklogWebhookApi';
 
 /**
  * Signature Covers Timestamp (the credential's, or the node's own) through the one boolean reader: an expression's

@@ -18,7 +18,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { Browser, Page } from 'playwright-core';
 
-import { inputDataProperty } from '../../nodes/TaskBacklog/actions/shared/inputData';
+import { inputDataProperty } from '../../nodes/TaskBacklog/actions/shared/taskInput';
 import type { N8nMajor, N8nServer } from '../../tools/n8n/n8n';
 import { ensureChromium } from '../../tools/screenshot/chromium';
 import {
@@ -28,16 +28,16 @@ import {
 	setUpStage,
 	timed,
 	TOKEN,
-	waitFor,
 	type Stage,
+	waitFor,
 } from './lib/backlog';
 import {
 	createWorkflow,
 	createWorkflowFrom,
 	imagesLoaded,
-	navIds,
 	launch,
 	loggedInPage,
+	navIds,
 	parameterLabels,
 	SCREENSHOT_DIR,
 	shot,

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { request } from 'undici';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { MeasuredRun } from '../../tools/bench/measured';
 import { MeasuredFolder } from '../../tools/bench/measured';
 import type { Json, Workflow, WorkflowNode } from '../../tools/n8n/workflows';

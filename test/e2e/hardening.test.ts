@@ -34,7 +34,7 @@ import {
 } from './lib/backlog';
 import { eventHookWorkflow, refusalsWorkflow, syncHookWorkflow } from './lib/syncWorkflows';
 import { ageTasks } from '../helpers/age';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 
 /** An item of Sync Backlog's output (Changes and Summary) as a webhook answers it. */
 interface SyncRow {

@@ -34,7 +34,7 @@ import {
 	TOKEN,
 	waitFor,
 } from './lib/backlog';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { ContentRefusal, SimulatorOptions } from '../../tools/simulator/simulator';
 
 const POLL_WORKFLOW_ID = 'e2ePollTrigger01';

@@ -5,7 +5,7 @@ import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import type { Readings, Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
 import { readingsFor, startSimulator } from '../../tools/simulator/simulator';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import { resetCallers } from '../../nodes/shared/callers/registry';
 import type { RunNodeOptions } from './run-node';
 import { runNode } from './run-node';

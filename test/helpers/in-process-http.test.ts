@@ -10,7 +10,7 @@ import { OutboundHttp } from '@n8n/backend-network';
 import type { IDataObject, IHttpRequestOptions, INode } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { networkErrorCode } from '../../nodes/shared/transport/network';
+import { networkErrorCode } from '../../nodes/shared/transport/errors';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { startSimulator } from '../../tools/simulator/simulator';
 import { installInProcessHttp } from './in-process-http';

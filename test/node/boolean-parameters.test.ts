@@ -1,4 +1,4 @@
-// Issue 44: every boolean parameter of the Task Backlog node is read through one reader (nodes/shared/booleans.ts).
+// Issue 44: every boolean parameter of the Task Backlog node is read through one reader (booleanSetting, nodes/shared/parameters.ts).
 // An expression hands n8n's boolean parameters over as it spells them: the text "false" was truthy (read as on where
 // the node checked truthiness or `!== false`), "true" was read as off where it checked `=== true`. Text is converted
 // where reading it as spelled starts no write or close a saved workflow does not do today; refused (before any request)

@@ -4,7 +4,7 @@
 // unit-strict): the server is the profile with GET /tasks pages of at most 13 and /tasks/query pages of 100.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator, SimulatorOptions } from '../../tools/simulator/simulator';
 import { ageTasks } from '../helpers/age';
 import { readingsOf, runBacklog, sent, useSimulator } from '../helpers/backlog';

@@ -1,9 +1,9 @@
-// parametersReadOnce (nodes/shared/storedParameters.ts): a parameter without an expression is read from n8n once per
+// parametersReadOnce (nodes/shared/parameters.ts): a parameter without an expression is read from n8n once per
 // execution, and every read still gets its own copy, as n8n's getNodeParameter gives, so that what one item's code
 // does with the value it read never reaches another item.
 import type { IDataObject, IExecuteFunctions, INode } from 'n8n-workflow';
 
-import { parametersReadOnce } from '../../nodes/shared/storedParameters';
+import { parametersReadOnce } from '../../nodes/shared/parameters';
 
 function contextWith(parameters: IDataObject) {
 	const node = { name: 'Task Backlog', parameters } as unknown as INode;

@@ -1,7 +1,7 @@
 // Sync Backlog closes what is missing from its input: what keeps an ordinary n8n mistake from closing a backlog.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { ageTasks } from '../helpers/age';
 import { runBacklog, useSimulator, writesSent } from '../helpers/backlog';

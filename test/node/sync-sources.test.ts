@@ -3,7 +3,7 @@
 // simulator) and unit-strict (strict simulator: PATCH and PUT replace, lists filter by custom field only).
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { runBacklog, useSimulator, writesSent } from '../helpers/backlog';
 

@@ -2,7 +2,7 @@
 // n8n user's expressions and loops hand the node, and what the node must refuse before any request.
 import type { IDataObject } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator } from '../../tools/simulator/simulator';
 import { runBacklog, useSimulator } from '../helpers/backlog';
 

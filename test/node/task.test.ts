@@ -1,6 +1,6 @@
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import { byId, readingsOf, runBacklog, sent, useSimulator, writesSent } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';
 

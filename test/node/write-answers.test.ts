@@ -148,7 +148,7 @@ describe('A batch answer is read by uid only', () => {
 describe('A bulk read that finds nothing where tasks exist never leads to a replace', () => {
 	/**
 	 * Each case twice: with no task known to the caller (the read is confirmed with a GET), and after the caller wrote
-	 * one, which the bulk read then asks for last (readByUid.ts, probesFor): the server leaves it out too, so the read
+	 * one, which the bulk read then asks for last (tasks/send.ts, probesFor): the server leaves it out too, so the read
 	 * is not trusted either way.
 	 */
 	const knowing = [

@@ -12,7 +12,7 @@ import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { TaskBacklog } from '../../nodes/TaskBacklog/TaskBacklog.node';
 import { isSecureEnough } from '../../nodes/shared/transport/credential';
-import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/version';
+import { PACKAGE_VERSION, USER_AGENT } from '../../nodes/shared/transport/client';
 import { byId, runBacklog, sent, TOKEN, useSimulator } from '../helpers/backlog';
 import { runNode, testCredential } from '../helpers/run-node';
 import type { Simulator } from '../../tools/simulator/simulator';

@@ -6,7 +6,7 @@
 // generator: every family below failed then, and passed the same seeds on main as of d8a5643 (after 1f60892, 5e5dc2d,
 // 2271d9f, eaa28d8, 85a0759), so none is left out of CI any more.
 // - item-400-plain (14 of seeds 100-129, `--max-execs 60 --max-items 2`): two tickets refused with the same plain 400,
-//   one in each half of a shared batch, were taken for a refusal of the request (batches.ts requestRefused): every
+//   one in each half of a shared batch, were taken for a refusal of the request (then in tasks/batches.ts, requestRefused): every
 //   execution of the batch failed and none of its tickets was written.
 // - item-400-quotes-number, item-400-quotes-short (6 and 5 of seeds 100-119, same flags): the same when the 400 quoted
 //   a number two tickets share (`fields.salary: 120000`) or a value under 4 characters (`fields.region: "NY"`); the

@@ -24,7 +24,7 @@ export const CI_MAX_ITEMS = 4;
  */
 export const KNOWN_FAILING_SEEDS: Record<number, string> = {
 	// None. Seeds 201 and 245 failed until a bulk read that failed with the caller's probe (a task another execution
-	// wrote, asked for last to confirm the server applied the whole list) was asked again without it (readByUid.ts).
+	// wrote, asked for last to confirm the server applied the whole list) was asked again without it (tasks/send.ts).
 };
 
 let sim: Simulator;

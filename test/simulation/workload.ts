@@ -2,7 +2,7 @@
 // their operation, items, settings, start time and cancellation, and each item's fault. Everything here is a pure
 // function of the seed and the fault families in play: the same seed gives the same workload on any machine.
 import { uuidFromName } from '../../tools/simulator/simulator';
-import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 
 /** A small deterministic PRNG (mulberry32): one seed, one sequence in [0, 1). */
 export function mulberry32(seed: number): () => number {

@@ -8,7 +8,7 @@
 import { NodeApiError } from 'n8n-workflow';
 import { request } from 'undici';
 
-import { now as clock } from '../../nodes/shared/clock';
+import { now as clock } from '../../nodes/shared/callers/registry';
 import {
 	BURST,
 	DECREASE,

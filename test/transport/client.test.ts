@@ -3,7 +3,7 @@ import { NodeApiError } from 'n8n-workflow';
 
 import { TaskBacklogApi } from '../../credentials/TaskBacklogApi.credentials';
 import { BURST, RateLimiter, UNDER_WAY_MS } from '../../nodes/shared/transport/rateLimiter';
-import { USER_AGENT } from '../../nodes/shared/transport/version';
+import { USER_AGENT } from '../../nodes/shared/transport/client';
 import { TOKEN, byId, runBacklog, sent, writesSent, useSimulator } from '../helpers/backlog';
 import { testCredential } from '../helpers/run-node';
 import type { Simulator } from '../../tools/simulator/simulator';

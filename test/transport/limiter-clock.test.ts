@@ -1,6 +1,6 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals -- test code, never ships */
 /**
- * The rate limiter measures its intervals (pacing, windows, pauses) on a monotonic clock (nodes/shared/clock.ts): a
+ * The rate limiter measures its intervals (pacing, windows, pauses) on a monotonic clock (now(), nodes/shared/callers/registry.ts): a
  * step of the system clock (NTP, a VM resumed, a user setting the time) neither holds requests for the length of the
  * step nor lets a window's requests go at once. The steps are made by moving Date.now(); timers do not follow it.
  */

@@ -124,7 +124,7 @@ describe('one limiter per token in a process', () => {
 		const runs = await quietThenSecond(
 			() => getEach(tasks),
 			() => {
-				// The monotonic clock (clock.ts) moves on by IDLE_MS; timers and the simulator's clock do not.
+				// The monotonic clock (callers/registry.ts now()) moves on by IDLE_MS; timers and the simulator's clock do not.
 				const real = performance.now.bind(performance);
 				jest.spyOn(performance, 'now').mockImplementation(() => real() + IDLE_MS + 1);
 				callerState('another caller');

@@ -6,7 +6,7 @@
  * limit in one window. Over real HTTP against the simulator at the service's own 60 requests a minute, and on the
  * limiter alone.
  */
-import { now as clock } from '../../nodes/shared/clock';
+import { now as clock } from '../../nodes/shared/callers/registry';
 import { RateLimiter } from '../../nodes/shared/transport/rateLimiter';
 import { byId, runBacklog, sent, useSimulator } from '../helpers/backlog';
 import type { Simulator } from '../../tools/simulator/simulator';

@@ -6,8 +6,8 @@ import {
 	isUuid,
 	randomUid,
 	uuidV5,
-} from '../../nodes/shared/tasks/identity';
-import { PACKAGE_VERSION } from '../../nodes/shared/transport/version';
+} from '../../nodes/shared/identity';
+import { PACKAGE_VERSION } from '../../nodes/shared/transport/client';
 
 describe('UUID v5 (RFC 9562) from a namespace and a name, with crypto only', () => {
 	const names = [

@@ -1,7 +1,7 @@
 /* eslint-disable @n8n/community-nodes/no-hardcoded-secrets -- test code, never ships */
 /**
  * Issue 44: the boolean parameters of the Task Backlog Trigger and the Task Backlog Poll Trigger are read through the
- * one reader (nodes/shared/booleans.ts), as the Task Backlog node's are: an expression's text "true" or "false" is that
+ * one reader (booleanSetting, nodes/shared/parameters.ts), as the Task Backlog node's are: an expression's text "true" or "false" is that
  * value (any case, trimmed), unset is the parameter's default, anything else an error naming the parameter.
  * Before: Drop Repeated Deliveries and Send Time Filter took "false" for on (`!== false`), Signature Covers Timestamp
  * and the Archived filter took "true" for off (`=== true`).

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Agent, request } from 'undici';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import { sleep } from '../n8n/helpers';
 import type { N8nMajor, N8nServer, N8nUserFolder } from '../n8n/n8n';
 import type { Json, Workflow } from '../n8n/workflows';

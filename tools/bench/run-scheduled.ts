@@ -10,13 +10,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator } from '../simulator/simulator';
 import type { Task } from '../simulator/types';
 import * as W from '../n8n/workflows';
 import { cpuOf, errorText, execute, type MajorRun } from './execute';
 import type { ScheduledRun, ScheduledSyncResult } from './results';
-import { BATCH_SIZE, CAPPED_BATCH_LIMIT, LIMIT, PAGE_SIZE, TOKEN, ceilDiv, log } from './setup';
+import { BATCH_SIZE, CAPPED_BATCH_LIMIT, ceilDiv, LIMIT, log, PAGE_SIZE, TOKEN } from './setup';
 import { churnLanded } from './targets';
 
 /** The server: GET /tasks pages hold at most 13 tasks; the query answers up to 100. */

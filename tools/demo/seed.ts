@@ -7,7 +7,7 @@
 //   HD-0998 ticket resolved (not in input) -> closed
 //   HD-1003, HD-1004 new tickets          -> created
 //   two tasks of source "email"           -> not touched (another source)
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { Simulator, TaskBody } from '../simulator/simulator';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -11,7 +11,7 @@ import { Agent, request } from 'undici';
 
 import type { Json, Workflow } from './workflows';
 import * as W from './workflows';
-import { uuidV5, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { LoggedRequest, Simulator } from '../simulator/simulator';
 import type { RateFigures } from '../simulator/windows';
 import { describeWindows, rateFigures } from '../simulator/windows';

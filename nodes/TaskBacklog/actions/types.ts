@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../shared/transport/client';
-import type { TaskWrite } from '../../shared/tasks/writeTasks';
+import type { TaskGateway, TaskWrite } from '../../shared/tasks/writeTasks';
 
 /** Handles one input item; the router adds pairedItem and Continue On Fail. */
 export interface ItemOperation {
@@ -32,6 +32,15 @@ export interface BatchOperation {
 	writeFor(this: IExecuteFunctions): (itemIndex: number) => ItemWrite | Promise<ItemWrite>;
 }
 
+/**
+ * How the operation's writes are sent, from Request Options (the router reads them): called where they are needed, so
+ * a bad option stops the node there and not before.
+ */
+export interface Sending {
+	batchSize: number;
+	gateway: TaskGateway;
+}
+
 /** Works on the input as a whole (Sync Backlog): its output items carry their own pairedItem. */
 export interface WholeInputOperation {
 	wholeInput: true;
@@ -40,6 +49,7 @@ export interface WholeInputOperation {
 		this: IExecuteFunctions,
 		client: BacklogClient,
 		itemIndexes: number[],
+		sending: () => Sending,
 	): Promise<INodeExecutionData[]>;
 }
 

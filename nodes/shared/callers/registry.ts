@@ -1,11 +1,8 @@
-import { now } from '../clock';
-
 /**
- * The one place that remembers anything between executions in this process: per caller, what the transport and the
- * task layers learnt or share (rate limiter, shared lanes, tasks written lately, the batch size and uids per read the
- * server accepts, tasks known to exist, the page sizes of its two listings). A caller is the key a module gives: the hash of the base URL, the token and
- * the headers that say who calls (BacklogClient.callerKey), or of the token alone for what the server counts per token
- * (the rate limiter, whatever the Base URL). Tokens are taken as sent (trimmed). Nothing here holds a token.
+ * What the process remembers between executions, per caller: what the transport and the task layers learnt or share.
+ * A caller is the key a module gives: the hash of the base URL, the token and the headers that say who calls
+ * (BacklogClient.callerKey), or of the token alone for what the server counts per token (the rate limiter, whatever the
+ * Base URL). Tokens are taken as sent (trimmed). Nothing here holds a token.
  *
  * Bounded: at most MAX_CALLERS entries, the least recently used dropped first, and an entry unused for IDLE_MS dropped
  * at the next access. An entry whose parts are busy (held by an execution, as the limiter is from when it is handed to
@@ -13,6 +10,37 @@ import { now } from '../clock';
  * the time since its last use: executions holding it would otherwise go on with a copy that new executions no longer
  * see (two limiters for one token would send twice the rate). Past the cap while every entry is busy, the registry
  * grows until they are not.
+ *
+ * The parts of a caller, each made by the module that owns it on first use (Caller.part), and each one's bound:
+ *
+ * | part        | module                 | what                                        | bound                                  |
+ * |-------------|------------------------|---------------------------------------------|----------------------------------------|
+ * | 'limiter'   | transport/rateLimiter  | the token's rate limiter (a token's caller) | a slot per request of the last window  |
+ * |             |                        |                                             | and under way (UNDER_WAY_MS at most);  |
+ * |             |                        |                                             | configurations CONFIGURATION_KEPT_MS   |
+ * | 'sharing'   | sharing/coalesce       | the lanes (by kind and settings), their     | MAX_WAITING entries a lane; a lane per |
+ * |             |                        | paces, the tasks written lately             | settings met; MAX_REMEMBERED tasks for |
+ * |             |                        |                                             | WRITTEN_HORIZON_MS                     |
+ * | 'batchSize' | tasks/send             | the batch size the server accepted          | one number                             |
+ * | 'reads'     | tasks/send             | uids per bulk read; tasks known to exist    | KNOWN_PER_CALLER uids                  |
+ * | 'listing'   | tasks/listTasks        | /tasks/query's page size and cursors, and   | three values                           |
+ * |             |                        | when it was last found unfit for listings   |                                        |
+ *
+ * Elsewhere, and why (none of them per caller):
+ * - tasks/send.ts `readsOneByOne`, sharing/coalesce.ts `executionNumbers` (and its counter): per execution, held
+ *   weakly by its client, so they end with it (a run that saw a missed task reads one by one, not every later run).
+ * - transport/errors.ts `responseBodies`: the body of a failed answer, held weakly by its error.
+ * - identity.ts `namespaceBytes` (at most 64 namespaces, then cleared) and one 3 KB buffer: a cache of UUID v5.
+ * - TaskBacklogTrigger/replay.ts `memory`, the deliveries a webhook trigger accepted: per trigger node (a webhook
+ *   has no caller), checked and updated with no await between (two copies of a request at once start one
+ *   execution); MEMORY_LIMIT deliveries a node, each until its replay window ends, a map per trigger node that
+ *   received one. A copy (STORED_LIMIT) is in the node's static data, which n8n saves.
+ * - TaskBacklogPollTrigger/triggerMemory.ts, per trigger (workflow and node): the state a poll that emitted nothing
+ *   left (MAX_CARRIED triggers, the least recently polled first) and the polls under way (one each, until it ends;
+ *   one older than STALE_POLL_MS is not waited for).
+ * - Sync Backlog's memory (TaskBacklog/actions/shared/syncMemory.ts) is not the process's: it is in the node's
+ *   static data, which n8n saves with the execution (MAX_MEMORY_TASKS tasks at most).
+ * - This module's own rest after a walk past the cap (restingTouches, restingUntil): two numbers.
  */
 
 /** Callers kept at most (the least recently used idle one is dropped first). */
@@ -100,4 +128,17 @@ export function resetCallers() {
 	callers.clear();
 	restingTouches = 0;
 	restingUntil = 0;
+}
+
+// The clock the registry's bounds are measured on, and every interval of the transport, the tasks and the lanes.
+
+/**
+ * Milliseconds on a monotonic clock, for intervals: pacing, windows, pauses, timeouts. Date.now() steps when the system
+ * clock is set (NTP, a VM resumed, a user), and an interval measured across the step is off by all of it: ten minutes
+ * back held every request ten minutes. This clock never steps; it starts near 0 when the process starts, so its
+ * readings are not dates: compare them only with each other, and turn a date (an HTTP-date Retry-After) into a
+ * duration with Date.now() when it arrives.
+ */
+export function now(): number {
+	return performance.now();
 }

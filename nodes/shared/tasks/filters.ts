@@ -1,7 +1,7 @@
 import type { IDataObject, INode, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { isExpression } from '../storedParameters';
+import { isExpression } from '../parameters';
 import { customFieldRows, statusOptions } from './fields';
 
 /** Filters of GET /tasks shared by Get Many and the Poll Trigger. */

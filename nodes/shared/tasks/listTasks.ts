@@ -1,7 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { callerState } from '../callers/registry';
-import { now } from '../clock';
+import { callerState, now } from '../callers/registry';
 import type { BacklogClient, Page } from '../transport/client';
 import { QUERY_PAGE_SIZE, queryTasks, UnsoundPagingError } from './queryTasks';
 import { statusOf } from '../transport/errors';

@@ -2,16 +2,17 @@ import type { IDataObject } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../transport/client';
-import type { Planned, WriteOwner, WriteResult } from './batches';
-import { notSent } from './batches';
-import type { TaskGateway } from './gateway';
-import { directGateway } from './gateway';
-import { mergeBodies, showsOurValues } from './values';
-import { cancelSignal } from '../transport/cancellation';
-import { now } from '../clock';
+import type { Planned, WriteOwner, WriteResult } from './send';
+import { notSent, readTasksByUid, showsOurValues, writeAll } from './send';
+import { cancelSignal } from '../transport/client';
+import { now } from '../callers/registry';
 
-export type { WriteResult } from './batches';
-export { isNotSent } from './batches';
+export type { WriteResult } from './send';
+export { isNotSent } from './send';
+
+// A run's writes go plan → (direct | shared) → send: this file plans them (writeTasks) and names the two ways they go
+// (TaskGateway: directGateway, below, or sharedGateway in sharing/coalesce.ts, as the router picks); both send through
+// send.ts.
 
 /**
  * One task write requested by one input item.
@@ -36,7 +37,7 @@ export interface WriteOptions {
 	/** Current tasks the caller has already read (Sync Backlog's listing): not read again. A uid mapped to undefined was read and has no task. */
 	known?: Map<string, IDataObject | undefined>;
 	/**
-	 * When the reads behind `known` were sent (clock.ts now()): what this process wrote since is newer than them (sharing/coalesce.ts), so
+	 * When the reads behind `known` were sent (now(), callers/registry.ts): what this process wrote since is newer than them (sharing/coalesce.ts), so
 	 * a PUT of a task believed absent is not sent over a task another execution created meanwhile.
 	 */
 	knownAt?: number;
@@ -190,3 +191,35 @@ export async function writeTasks(
 	patchList.forEach((patch, index) => outcome.set(patch.uid, patchResults[index]));
 	return answers(outcome);
 }
+
+/** Later values win; custom fields are merged key by key, as applying the writes one after the other would. */
+export function mergeBodies(earlier: IDataObject, later: IDataObject): IDataObject {
+	const merged: IDataObject = { ...earlier, ...later };
+	if (earlier.fields || later.fields) {
+		merged.fields = {
+			...((earlier.fields ?? {}) as IDataObject),
+			...((later.fields ?? {}) as IDataObject),
+		};
+	}
+	return merged;
+}
+
+/**
+ * How a planned write reaches the service, apart from what to write (writeTasks, above, decides that): the bulk read
+ * the plan rests on, and the sending of the planned writes of one method. Two implementations: `directGateway`
+ * (this execution's own requests) and the shared one (sharing/coalesce.ts: requests shared with the executions of
+ * the same caller running at once in this process). Nothing in tasks/ imports the shared one.
+ */
+export interface TaskGateway {
+	/** The current tasks of these uids, archived or not; a uid missing from the map has no task. */
+	readTasks(client: BacklogClient, uids: string[]): Promise<Map<string, IDataObject>>;
+	/** Sends planned writes of one method, each answered in order. */
+	sendWrites(client: BacklogClient, writes: Planned[]): Promise<WriteResult[]>;
+}
+
+/** This execution's own requests: its reads, and its writes in batches of its own Batch Size. */
+export const directGateway: TaskGateway = {
+	readTasks: async (client, uids) => await readTasksByUid(client, uids),
+	sendWrites: async (client, writes) =>
+		writes.length === 0 ? [] : await writeAll(client, writes, writes[0].owner?.batchSize ?? 1),
+};

@@ -1,31 +1,36 @@
 import { createHash } from 'crypto';
 import type {
+	ICredentialsDecrypted,
 	IDataObject,
 	IExecuteFunctions,
 	IHookFunctions,
 	IHttpRequestMethods,
 	ILoadOptionsFunctions,
-	ICredentialsDecrypted,
 	IN8nHttpFullResponse,
 	IPollFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
+import type { RetryPolicy } from './errors';
 import {
 	apiError,
+	backoffMs,
+	DEFAULT_RETRY_POLICY,
+	HOST_NOT_FOUND,
 	hostNotFoundError,
+	locationOf,
 	networkError,
+	networkErrorCode,
 	redactAnswer,
 	redirectError,
+	RETRIED_STATUSES,
+	retryAfterMs,
 	retryLaterError,
 } from './errors';
 import type { LimiterHold, RateLimiter } from './rateLimiter';
-import type { RetryPolicy } from './retryPolicy';
-import { backoffMs, DEFAULT_RETRY_POLICY } from './retryPolicy';
 import { limiterFor } from './rateLimiter';
-import { now as clock } from '../clock';
-import { CREDENTIAL_TYPE } from '../credentialTypes';
+import { now as clock } from '../callers/registry';
 import {
 	credentialNumber,
 	hasUserInfo,
@@ -37,20 +42,20 @@ import {
 	withoutUserInfo,
 } from './credential';
 import type { Redactor } from './credential';
-import {
-	HOST_NOT_FOUND,
-	locationOf,
-	networkErrorCode,
-	RETRIED_STATUSES,
-	retryAfterMs,
-} from './network';
-import { USER_AGENT } from './version';
+
+/** The credential type's name, as credentials/TaskBacklogApi.credentials.ts declares it and saved workflows store it. */
+export const CREDENTIAL_TYPE = 'taskBacklogApi';
 
 export type BacklogContext =
 	IExecuteFunctions | ILoadOptionsFunctions | IPollFunctions | IHookFunctions | IWebhookFunctions;
 
-export type { RetryPolicy } from './retryPolicy';
-export { DEFAULT_RETRY_POLICY } from './retryPolicy';
+export type { RetryPolicy } from './errors';
+export { DEFAULT_RETRY_POLICY } from './errors';
+
+// Kept in step with package.json by a unit test: node code may not read package.json at run time.
+export const PACKAGE_VERSION = '0.1.0';
+
+export const USER_AGENT = `n8n-nodes-task-backlog/${PACKAGE_VERSION}`;
 
 export interface ApiRequest {
 	method: IHttpRequestMethods;
@@ -67,7 +72,7 @@ export interface ApiRequest {
 	/**
 	 * Sent for several executions at once: a failure other than a 429 (the token's, waited out and sent again whole) is
 	 * not retried here but thrown at once, so that the caller splits the request by execution and each part is retried
-	 * under its own execution's policy (sharing/lane.ts Lane.split).
+	 * under its own execution's policy (sharing/coalesce.ts Lane.split).
 	 */
 	shared?: boolean;
 }
@@ -373,4 +378,23 @@ export class BacklogClient {
 		for await (const items of this.pages(request, pageSize, maxItems)) all.push(...items);
 		return all.slice(0, maxItems);
 	}
+}
+
+// Whether n8n cancelled the execution a client works for: the batches and the shared lanes ask before sending.
+
+/** n8n's cancel signal of the client's execution (only an execution has one). */
+export function cancelSignal({ ctx }: BacklogClient): AbortSignal | undefined {
+	return 'getExecutionCancelSignal' in ctx ? ctx.getExecutionCancelSignal() : undefined;
+}
+
+/** Whether n8n has cancelled the owner's execution. */
+export function isCancelled(owner: BacklogClient): boolean {
+	return cancelSignal(owner)?.aborted === true;
+}
+
+export function cancelled(owner: BacklogClient): Error {
+	return new NodeOperationError(
+		owner.ctx.getNode(),
+		'The execution was cancelled before its requests were sent',
+	);
 }

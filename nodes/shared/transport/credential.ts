@@ -3,7 +3,7 @@
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { numberSetting } from '../numbers';
+import { numberSetting } from '../parameters';
 
 /**
  * A number of the credential: its default when the field is empty (a credential saved before the field existed),

@@ -1,10 +1,9 @@
 import { createHash } from 'crypto';
 import { sleep } from 'n8n-workflow';
 
-import { callerState } from '../callers/registry';
-import { now as clock } from '../clock';
+import { callerState, now as clock } from '../callers/registry';
 import { tokenAsSent } from './credential';
-import type { RetryPolicy } from './retryPolicy';
+import type { RetryPolicy } from './errors';
 
 /**
  * Multiplicative decrease: on a 429 the process's rate drops to this share of what it really sent in the last window
@@ -61,7 +60,7 @@ const RESTART_SPREAD = 0.03;
  */
 const TIMER_STEP_MS = 1_000;
 
-/** One step of a wait until `until` (on the clock of clock.ts): at most TIMER_STEP_MS, at least a millisecond. */
+/** One step of a wait until `until` (on the clock of callers/registry.ts now()): at most TIMER_STEP_MS, at least a millisecond. */
 const stepTowards = (until: number) => sleep(Math.min(Math.max(1, until - clock()), TIMER_STEP_MS));
 
 interface Slot {
@@ -151,7 +150,7 @@ export interface LimiterHold {
  * reserves; callers waiting so are woken together, in the order they came, at each answer. A pause after a 429
  * (pauseUntil) holds every caller, those already waiting for a reserved time too: it takes their reservations back,
  * and they reserve again, in the order they came, behind the pause.
- * Every time here is on the monotonic clock of clock.ts: a step of the system clock moves none of them.
+ * Every time here is on the monotonic clock of callers/registry.ts (now): a step of the system clock moves none of them.
  */
 export class RateLimiter {
 	private readonly slots: Slot[] = [];
@@ -237,7 +236,7 @@ export class RateLimiter {
 	}
 
 	/**
-	 * Requests per window this process allows itself at `now` (on the clock of clock.ts, as every time here): the
+	 * Requests per window this process allows itself at `now` (on the clock of callers/registry.ts now(), as every time here): the
 	 * configured limit, or less since a 429.
 	 */
 	rateAt(now = clock()): number {
@@ -452,7 +451,7 @@ export class RateLimiter {
 	 * retried). With `serverSaid` (the wait came from its Retry-After), a hold after a second 429 (heldUntil) ends with
 	 * the pause too; the requests sent so far still count as always (see the class), so a Retry-After shorter than the
 	 * server's window never lets this process send more than `rate` in a window of its own requests. `until` is on the
-	 * clock of clock.ts.
+	 * clock of callers/registry.ts (now).
 	 */
 	pauseUntil(until: number, serverSaid = false) {
 		this.blockedUntil = Math.max(this.blockedUntil, until);

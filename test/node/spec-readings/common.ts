@@ -2,7 +2,7 @@
 // simulator's observable state. The files run in the jest projects unit (lenient simulator) and unit-strict (strict):
 // every test must hold under both readings; tests that pin one reading set it themselves. docs/spec-open-points.md
 // names the tests of each point.
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../../nodes/shared/identity';
 import type { SimulatorOptions } from '../../../tools/simulator/simulator';
 
 /** No reading set one by one: each test starts from the profile's readings (useSimulator sets them before each test). */

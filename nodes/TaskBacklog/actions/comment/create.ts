@@ -2,9 +2,9 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
-import { createdUids } from '../shared/createdUid';
+import { createdUids } from '../../../shared/identity';
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { asNodeError, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
+import { asNodeError, invalidParameter, requireUuid, taskUid } from '../../../shared/parameters';
 import { readCommentBody } from './shared';
 import { hasStatus } from '../../../shared/transport/errors';
 

@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { expandOptions, forOperation, taskLocator } from '../shared/descriptions';
-import { requireUuid, taskUid } from '../shared/parameters';
+import { requireUuid, taskUid } from '../../../shared/parameters';
 import { checkExpand, expandQuery } from '../shared/read';
 import { COMMENT_EXPAND, commentUidProperty } from './shared';
 

@@ -7,7 +7,7 @@ import {
 	returnAllAndLimit,
 	taskLocator,
 } from '../shared/descriptions';
-import { taskUid } from '../shared/parameters';
+import { taskUid } from '../../../shared/parameters';
 import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
 import { COMMENT_EXPAND } from './shared';
 

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { checkSize, jsonArray, requireUuid } from '../shared/parameters';
+import { checkSize, jsonArray, requireUuid } from '../../../shared/parameters';
 
 export const COMMENT_EXPAND = ['task', 'author'];
 

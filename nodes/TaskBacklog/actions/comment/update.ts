@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { booleanValue, invalidParameter, requireUuid, taskUid } from '../shared/parameters';
+import { booleanValue, invalidParameter, requireUuid, taskUid } from '../../../shared/parameters';
 import { commentUidProperty, readCommentBody } from './shared';
 
 export const description = forOperation('comment', 'update', [

@@ -1,11 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { IdentityOptions } from '../../../shared/tasks/identity';
-import {
-	DEFAULT_EXTERNAL_ID_FIELD,
-	DEFAULT_EXTERNAL_ID_NAMESPACE,
-} from '../../../shared/tasks/identity';
-import { requireFieldName, requireUuid } from './parameters';
+import type { IdentityOptions } from '../../../shared/identity';
+import { DEFAULT_EXTERNAL_ID_FIELD, DEFAULT_EXTERNAL_ID_NAMESPACE } from '../../../shared/identity';
+import { requireFieldName, requireUuid } from '../../../shared/parameters';
 
 /** Where the external id is kept on the task, and the namespace its uid is derived in. */
 export const externalIdOptions: INodeProperties[] = [

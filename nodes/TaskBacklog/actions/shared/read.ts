@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { invalidParameter, readBoolean } from './parameters';
+import { invalidParameter, readBoolean } from '../../../shared/parameters';
 
 /** Page size asked of list endpoints; the server may clamp it, paging copes. */
 export const PAGE_SIZE = 100;
@@ -45,4 +45,24 @@ export function checkExpand(
 
 export function expandQuery(expand: string[]): IDataObject {
 	return expand.length > 0 ? { expand } : {};
+}
+
+/** The short shape of a task: what a workflow usually needs next. */
+export function simplifyTask(task: IDataObject): IDataObject {
+	const fields = (task.fields ?? {}) as IDataObject;
+	return {
+		uid: task.uid,
+		title: fields.title,
+		url: fields.url,
+		status: task.status,
+		assignee_uid: task.assignee_uid,
+		due_at: task.due_at,
+		updated_at: task.updated_at,
+		fields,
+	};
+}
+
+/** Simplify keeps what the user asked to expand. */
+export function pick(task: IDataObject, keys: string[]): IDataObject {
+	return Object.fromEntries(keys.filter((key) => key in task).map((key) => [key, task[key]]));
 }

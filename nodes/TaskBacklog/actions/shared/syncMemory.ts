@@ -4,11 +4,11 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { countTasks, readChangedTasks } from '../../../shared/tasks/changedTasks';
 import { taskQueryCondition } from '../../../shared/tasks/filters';
 import { listTasks } from '../../../shared/tasks/listTasks';
-import { readTasksByUid, sawTasks } from '../../../shared/tasks/readByUid';
+import { readTasksByUid, sawTasks } from '../../../shared/tasks/send';
 import type { Stamps } from '../../../shared/tasks/stamps';
 import { stampsShown } from '../../../shared/tasks/stamps';
 import type { BacklogClient } from '../../../shared/transport/client';
-import { now } from '../../../shared/clock';
+import { now } from '../../../shared/callers/registry';
 import type { Source, Step, Ticket } from './syncPlan';
 import { limitOption } from './syncPlan';
 
@@ -98,7 +98,7 @@ export interface SourceRead {
 	known: Map<string, IDataObject | undefined>;
 	/** Tickets whose task holds their values, by the memory and unchanged since: `unchanged` without a read. */
 	remembered: Set<string>;
-	/** clock.ts now() before the reads (writeTasks' knownAt). */
+	/** now() (callers/registry.ts) before the reads (writeTasks' knownAt). */
 	listedAt: number;
 	/** n8n's clock before the reads: the next run reads the changes from here, less CHANGES_LOOKBACK_MS. */
 	startedMs: number;
@@ -328,7 +328,7 @@ async function readChanges(
 	for (const uid of kept) if (!tickets.has(uid)) toRead.push(uid);
 	if (toRead.length > 0) {
 		// A remembered task, open by the count and unchanged since, is asked for last: its coming back shows the server
-		// applied the whole list, so no GET confirms that a new ticket has no task (readByUid.ts probesFor). The greatest
+		// applied the whole list, so no GET confirms that a new ticket has no task (tasks/send.ts probesFor). The greatest
 		// uid, so that it also closes a query read in pages by uid. Missing, it is confirmed the usual way.
 		let probe: string | undefined;
 		for (const uid of remembered) if (probe === undefined || uid > probe) probe = uid;

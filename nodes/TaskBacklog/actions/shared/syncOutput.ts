@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { invalidParameter } from './parameters';
+import { invalidParameter } from '../../../shared/parameters';
 import type { Action, Source, Step } from './syncPlan';
 import { GUARD_HINT } from './syncPlan';
 

@@ -1,9 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { parametersReadOnce } from '../../../shared/storedParameters';
-import { spelledNumber } from '../../../shared/numbers';
-import { changedFields } from '../../../shared/tasks/values';
-import { invalidParameter } from './parameters';
+import { invalidParameter, parametersReadOnce, spelledNumber } from '../../../shared/parameters';
+import { changedFields } from '../../../shared/tasks/send';
 import { taskInputReader } from './taskInput';
 
 /** What Sync Backlog plans: its input read as tickets, a step per ticket and per task to close, and the mass-close guard. */

@@ -1,15 +1,17 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { parametersReadOnce } from '../../../shared/storedParameters';
-import { createdUids } from '../shared/createdUid';
+import { parametersReadOnce } from '../../../shared/parameters';
+import { createdUids } from '../../../shared/identity';
 import { forOperation } from '../shared/descriptions';
-import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
 import {
+	autoMapProperties,
+	defineOnly,
+	inputDataProperty,
 	readTaskProperties,
 	taskContentProperties,
+	taskInputReader,
 	taskPropertiesCollection,
-} from '../shared/taskBody';
-import { taskInputReader } from '../shared/taskInput';
+} from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;

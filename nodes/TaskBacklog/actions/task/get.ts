@@ -2,9 +2,8 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { expandOptions, forOperation, simplifyProperty, taskLocator } from '../shared/descriptions';
-import { readBoolean, taskUid } from '../shared/parameters';
-import { checkExpand, expandQuery } from '../shared/read';
-import { pick, simplifyTask } from '../shared/simplify';
+import { readBoolean, taskUid } from '../../../shared/parameters';
+import { checkExpand, expandQuery, pick, simplifyTask } from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 
 export const description = forOperation('task', 'get', [

@@ -4,15 +4,21 @@ import { NodeOperationError } from 'n8n-workflow';
 import type { BacklogClient } from '../../../shared/transport/client';
 import { listTasks } from '../../../shared/tasks/listTasks';
 import { queryTasks } from '../../../shared/tasks/queryTasks';
-import { invalidParameter, readBoolean } from '../shared/parameters';
+import { invalidParameter, readBoolean } from '../../../shared/parameters';
 import {
 	expandOptions,
 	forOperation,
 	returnAllAndLimit,
 	simplifyProperty,
 } from '../shared/descriptions';
-import { checkExpand, expandQuery, maxResults, PAGE_SIZE } from '../shared/read';
-import { pick, simplifyTask } from '../shared/simplify';
+import {
+	checkExpand,
+	expandQuery,
+	maxResults,
+	PAGE_SIZE,
+	pick,
+	simplifyTask,
+} from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 import {
 	checkFilters,

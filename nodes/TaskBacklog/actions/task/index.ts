@@ -1,17 +1,38 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { Operation } from '../types';
-import * as archive from './archive';
-import * as close from './close';
+import type { BatchOperation, Operation } from '../types';
+import { forOperation, taskLocator } from '../shared/descriptions';
+import { taskUid } from '../../../shared/parameters';
 import * as create from './create';
 import * as get from './get';
 import * as getAll from './getAll';
 import * as query from './query';
-import * as reopen from './reopen';
 import * as syncBacklog from './syncBacklog';
-import * as unarchive from './unarchive';
 import * as update from './update';
 import * as upsert from './upsert';
+
+/** Close, Reopen, Archive, Unarchive: one fixed change to the chosen task (PATCH, batched). */
+function taskChange(operation: string, change: IDataObject): BatchOperation {
+	const description: INodeProperties[] = forOperation('task', operation, [taskLocator()]);
+	return {
+		batched: true,
+		description,
+		writeFor(this: IExecuteFunctions) {
+			return (itemIndex) => ({ mode: 'patch', uid: taskUid(this, itemIndex), body: { ...change } });
+		},
+	};
+}
+
+/** Spec section 3: PATCH with status DONE. */
+const close = taskChange('close', { status: 'DONE' });
+
+/** Spec section 3: PATCH with status TODO. */
+const reopen = taskChange('reopen', { status: 'TODO' });
+
+/** The service advises archiving or closing tasks rather than deleting them. */
+const archive = taskChange('archive', { archived: true });
+
+const unarchive = taskChange('unarchive', { archived: false });
 
 export const operations = {
 	create,

@@ -2,16 +2,20 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import { queryTasks, refusesCondition } from '../../../shared/tasks/queryTasks';
-import { isExpression } from '../../../shared/storedParameters';
+import {
+	invalidParameter,
+	isExpression,
+	jsonObject,
+	parseJson,
+	readBoolean,
+} from '../../../shared/parameters';
 import {
 	expandProperty,
 	forOperation,
 	returnAllAndLimit,
 	simplifyProperty,
 } from '../shared/descriptions';
-import { invalidParameter, jsonObject, parseJson, readBoolean } from '../shared/parameters';
-import { checkExpand, maxResults } from '../shared/read';
-import { pick, simplifyTask } from '../shared/simplify';
+import { checkExpand, maxResults, pick, simplifyTask } from '../shared/read';
 import { TASK_EXPAND } from '../../../shared/tasks/fields';
 
 /** Option values name the operators: n8n reads a parameter value that starts with "=" as an expression. */

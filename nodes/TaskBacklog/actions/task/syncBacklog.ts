@@ -3,11 +3,17 @@ import { NodeOperationError } from 'n8n-workflow';
 
 import type { BacklogClient } from '../../../shared/transport/client';
 import type { TaskWrite } from '../../../shared/tasks/writeTasks';
+import type { Sending } from '../types';
 import { writeTasks } from '../../../shared/tasks/writeTasks';
 import { forOperation } from '../shared/descriptions';
 import { EXTERNAL_ID_HINT, externalIdOptions, readIdentityOptions } from '../shared/externalId';
-import { autoMapProperties, defineOnly, inputDataProperty } from '../shared/inputData';
-import { requiredText, requireFieldName } from '../shared/parameters';
+import {
+	autoMapProperties,
+	customFieldsProperties,
+	defineOnly,
+	inputDataProperty,
+} from '../shared/taskInput';
+import { booleanSetting, requiredText, requireFieldName } from '../../../shared/parameters';
 import {
 	fullReadHours,
 	fullReadOption,
@@ -15,7 +21,6 @@ import {
 	rememberedStep,
 	rememberRun,
 } from '../shared/syncMemory';
-import { batchSize, taskGateway } from '../shared/requestOptions';
 import { readSyncOutput, syncOutput, syncOutputProperties } from '../shared/syncOutput';
 import { refuseLoopBatch, refuseSourceAgain } from '../shared/syncRuns';
 import type { Source, Step } from '../shared/syncPlan';
@@ -35,8 +40,6 @@ import {
 	readTickets,
 	stepFor,
 } from '../shared/syncPlan';
-import { customFieldsProperties } from '../shared/taskBody';
-import { booleanSetting } from '../../../shared/booleans';
 
 export const wholeInput = true;
 
@@ -167,6 +170,7 @@ export async function execute(
 	this: IExecuteFunctions,
 	client: BacklogClient,
 	itemIndexes: number[],
+	sending: () => Sending,
 ) {
 	if (this.getNode().executeOnce === true) {
 		throw new NodeOperationError(this.getNode(), 'Sync Backlog cannot run with Execute Once', {
@@ -239,13 +243,14 @@ export async function execute(
 	if (!dryRun) {
 		// A task already listed is PATCHed with the fields that changed, over its custom fields read again just before
 		// its batch (the listing may be minutes old); one that does not exist is created. Updates and closes share batches.
+		const { batchSize, gateway } = sending();
 		const writeOptions = {
-			batchSize: batchSize(this),
+			batchSize,
 			stopOnError: !this.continueOnFail(),
 			known,
 			knownAt: read.listedAt,
 			rereadBeforePatch: true,
-			gateway: taskGateway(this),
+			gateway,
 		};
 		const writes: TaskWrite[] = steps
 			.filter(

@@ -1,14 +1,14 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { forOperation, taskLocator } from '../shared/descriptions';
-import { invalidParameter, taskUid } from '../shared/parameters';
+import { invalidParameter, taskUid } from '../../../shared/parameters';
 import {
 	customFieldsProperties,
 	readFields,
 	readTaskProperties,
 	requireTitle,
 	taskPropertiesCollection,
-} from '../shared/taskBody';
+} from '../shared/taskInput';
 import type { ItemWrite } from '../types';
 
 export const batched = true;

@@ -1,4 +1,0 @@
-import { taskChange } from '../shared/taskChange';
-
-/** The service advises archiving or closing tasks rather than deleting them. */
-export const { batched, description, writeFor } = taskChange('unarchive', { archived: false });

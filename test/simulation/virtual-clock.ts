@@ -1,7 +1,7 @@
 /* eslint-disable @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- test code, never ships */
 // The seeded simulation's controlled clock (issue 44, item 2): virtual time for everything in the process that reads
 // or waits on time: Date, setTimeout / setInterval / setImmediate (n8n-workflow's sleep, the rate limiter, the lanes,
-// n8n-core, the simulator's latency and its rate window), performance.now (nodes/shared/clock.ts). Time stands still
+// n8n-core, the simulator's latency and its rate window), performance.now (now() in nodes/shared/callers/registry.ts). Time stands still
 // while anything can still run: the clock jumps to the next timer only once every execution is waiting, that is when
 // the microtask queue is empty (one macrotask of the real event loop has passed: Node runs every microtask and
 // nextTick first). Timers that fall due at once fire one by one, in the order they were set, each followed by the

@@ -102,14 +102,14 @@ const SLOW_MS = 3000;
 const TIMEOUT_SECONDS = 4;
 const FOLLOWERS = 5;
 const BURST_EVENTS = 300;
-/** The first burst's two tickets refused with the same plain 400 (a): side by side, so that they share a batch. */
+/** The burst's two tickets refused with the same plain 400 (a): side by side, so that they share a batch. */
 const REFUSED_PAIR = [137, 138] as const;
-/** The first burst's ticket refused with a 400 naming its value (a "poisoned" ticket). */
+/** The burst's ticket refused with a 400 naming its value (a "poisoned" ticket). */
 const POISONED_TICKET = 62;
-/** The first burst's ticket refused with a 403 quoting its value (c). */
+/** The burst's ticket refused with a 403 quoting its value (c). */
 const FORBIDDEN_TICKET = 212;
-/** The second burst's ticket answered 500 on every try (b). */
-const CRASHING_TICKET = 137;
+/** The burst's ticket answered 500 on every try (b). */
+const CRASHING_TICKET = 250;
 const POLL_SOURCE = 'poll-e2e';
 /** A listing of the poll workflow's trigger: POST /tasks/query with a condition on its source (GET /tasks without a time filter). */
 const isPollListing = (r: {
@@ -237,7 +237,6 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
 	let internalStamps = true;
 	/** How long the first burst took to be answered: how fast n8n starts 300 executions here ((b)'s bound). */
-	let firstBurstMs: number | undefined;
 
 	const api = async (method: string, path: string, body?: object) => {
 		const res = await http(method, `${stage.sim.url}${path}`, {
@@ -736,17 +735,18 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	);
 
 	loadTest(
-		`${BURST_EVENTS} ticket events at once, one ticket per execution, on one credential (60 requests a ${SPLIT_WINDOW_MS / 1000} s window, a time-scaled minute) and an undocumented batch limit of ${BATCH_LIMIT}, four of them refused on every try: (a) two sent side by side with the same plain 400 ("content policy violation"), a poisoned one with a 400 naming its value, and (c) one with a 403 quoting its value: those four executions fail; the other ${BURST_EVENTS - 4} succeed with their own task, stored once with its values, and no 429; no refused value shows in any other execution's data`,
+		`${BURST_EVENTS} ticket events at once, one ticket per execution, on one credential (60 requests a ${SPLIT_WINDOW_MS / 1000} s window, a time-scaled minute) and an undocumented batch limit of ${BATCH_LIMIT}, five of them refused on every try: (a) two sent side by side with the same plain 400 ("content policy violation"), a poisoned one with a 400 naming its value, (b) one answered 500 quoting its value and (c) one with a 403 quoting its value: those five executions fail; the other ${BURST_EVENTS - 5} succeed with their own task, stored once with its values, and no 429; no refused value shows in any other execution's data; (b)'s splits and retries cost at most 2 × ceil(log2 ${BATCH_LIMIT}) + ${MAX_ATTEMPTS} (Max Attempts) requests more, and the tickets that first went with it are not held back by its retries`,
 		async () => {
 			// One burst for all these cases (each burst costs about a minute per major); the refused tickets are apart but
 			// for the pair.
-			const prefix = 'REFUSED-AC-';
+			const prefix = 'REFUSED-ABC-';
 			const plain400 = (text: string): ContentRefusal => ({
 				text,
 				status: 400,
 				message: 'content policy violation',
 			});
 			const poisoned = 'PAYROLL-4711-secret';
+			const crashing = 'CRASH-5150-indexer';
 			const forbidden = 'SALARY-98000-confidential';
 			const refused = new Map<number, ContentRefusal>([
 				[REFUSED_PAIR[0], plain400('PAYROLL-8123-alpha')],
@@ -754,6 +754,10 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				[
 					POISONED_TICKET,
 					{ text: poisoned, status: 400, message: `fields.title: forbidden content "${poisoned}"` },
+				],
+				[
+					CRASHING_TICKET,
+					{ text: crashing, status: 500, message: `indexer crashed on title "${crashing}"` },
 				],
 				[
 					FORBIDDEN_TICKET,
@@ -764,8 +768,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 					},
 				],
 			]);
-			const result = await refusedBurst('Refused A and C', prefix, refused);
-			firstBurstMs = result.answeredMs;
+			const result = await refusedBurst('Refused ABC', prefix, refused);
 			expectOnlyRefusedFail(prefix, refused, result);
 			// Both refused tickets of (a) went in one shared batch, which the node split: the case (a) is about. Where
 			// n8n starts the executions too slowly for that (a loaded machine: batches of 2 to 7), the case was not met.
@@ -783,31 +786,33 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 					.map((r) => (r.body as any)?.items?.length)
 					.join(' ')})`,
 			);
-		},
-		6 * 60_000,
-	);
-
-	loadTest(
-		`refused-ticket burst (b): ${BURST_EVENTS} ticket events at once on one credential (60 requests a ${SPLIT_WINDOW_MS / 1000} s window, a time-scaled minute), one of them answered 500 quoting its value on every try: only its execution fails; the other ${BURST_EVENTS - 1} tickets are stored and their executions succeed, the value shows in no other execution's data, and its batch's splits and retries cost at most 2 × ceil(log2 ${BATCH_LIMIT}) + ${MAX_ATTEMPTS} (Max Attempts) requests more`,
-		async () => {
-			const prefix = 'REFUSED-B-';
-			const text = 'CRASH-5150-indexer';
-			const refused = new Map<number, ContentRefusal>([
-				[CRASHING_TICKET, { text, status: 500, message: `indexer crashed on title "${text}"` }],
-			]);
-			const result = await refusedBurst('Refused B', prefix, refused);
-			expectOnlyRefusedFail(prefix, refused, result);
-			// The first request that carried it, then each split and each retry of its own part: at most
-			// 2 × ceil(log2 50) + Max Attempts after the first.
-			expect(result.requests.filter((r) => result.carrying(r, text)).length).toBeLessThanOrEqual(
+			// (b): the first request that carried the crashing ticket, then each split and each retry of its own part: at
+			// most 2 × ceil(log2 50) + Max Attempts after the first.
+			const withCrashing = result.requests.filter((r) => result.carrying(r, crashing));
+			expect(withCrashing.length).toBeLessThanOrEqual(
 				1 + 2 * Math.ceil(Math.log2(BATCH_LIMIT)) + MAX_ATTEMPTS,
 			);
-			// Its neighbours are not held back by its retries: 90 s at the real minute, here scaled by SCALE, on top of the
-			// time n8n takes to start 300 executions (the first burst's; 33 to 45 s on n8n 1.x, more on a loaded machine).
-			// The real minute's figure is the benchmark's.
-			expect(result.othersStoredAfterMs).toBeLessThanOrEqual(
-				Math.max(60_000, (firstBurstMs ?? 0) + 30_000) + 90_000 * SCALE,
+			// (b)'s neighbours, the other tickets of the first request that carried it, are not held back by its retries:
+			// each is stored within 90 s at the real minute, here scaled by SCALE, of that request (plus 5 s for a loaded
+			// machine). The real minute's figure is the benchmark's.
+			const first = withCrashing[0];
+			const neighbours = Array.from({ length: BURST_EVENTS }, (_, i) => i).filter(
+				(i) => !refused.has(i) && result.carrying(first, `"${prefix}${i}"`),
 			);
+			const heldBackMs = neighbours.map((i) => {
+				const storedBy = result.requests.find(
+					(r) =>
+						r.at >= first.at &&
+						r.status >= 200 &&
+						r.status < 300 &&
+						result.carrying(r, `"${prefix}${i}"`),
+				);
+				return storedBy ? storedBy.at - first.at : Infinity;
+			});
+			log(
+				`n8n ${major}.x refused-ticket burst (b): ${withCrashing.length} requests carried the crashing ticket (statuses ${withCrashing.map((r) => r.status).join(' ')}); its ${neighbours.length} neighbours stored ${heldBackMs.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s after it first went`,
+			);
+			expect(heldBackMs.filter((ms) => ms > 90_000 * SCALE + 5000)).toEqual([]);
 		},
 		6 * 60_000,
 	);

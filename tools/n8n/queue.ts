@@ -39,11 +39,15 @@ export async function startQueueCluster(
 	redis: RedisServer,
 	opts: { workers: number; concurrency: number; log: Log; maxLifetimeMs?: number },
 ): Promise<QueueCluster> {
+	const prefix = `tb${randomBytes(4).toString('hex')}`;
 	const env: Record<string, string> = {
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: redis.host,
 		QUEUE_BULL_REDIS_PORT: String(redis.port),
-		QUEUE_BULL_PREFIX: `tb${randomBytes(4).toString('hex')}`,
+		QUEUE_BULL_PREFIX: prefix,
+		// n8n's cache (Redis in queue mode) under the same prefix: without it, two installations on one Redis read each
+		// other's entries (seen: a 2.x main looked up the 1.x installation's webhook on the same path and answered 404)
+		N8N_CACHE_REDIS_KEY_PREFIX: `${prefix}-cache`,
 		N8N_GRACEFUL_SHUTDOWN_TIMEOUT: '5',
 		QUEUE_WORKER_TIMEOUT: '5',
 	};

@@ -107,7 +107,6 @@ const skipReason =
 if (skipReason) log(`SKIPPED: queue-mode tests need redis-server and PostgreSQL: ${skipReason}`);
 const queueTest = skipReason ? test.skip : test;
 
-let redis: RedisServer | undefined;
 let postgres: PostgresServer | undefined;
 let sim: Simulator | undefined;
 let tgz = '';
@@ -128,7 +127,6 @@ function configureSim() {
 beforeAll(async () => {
 	if (skipReason) return;
 	tgz = await packOnce();
-	redis = await startRedis((redisAvailability as { bin: string }).bin, log);
 	postgres = await startPostgres(postgresAvailability as { binDir: string; version: string }, log);
 	sim = await startSimulator({
 		tokens: TOKENS,
@@ -153,7 +151,6 @@ afterAll(async () => {
 	for (const major of [...installations.keys()]) await tearDown(major);
 	await sim?.stop();
 	await postgres?.stop();
-	await redis?.stop();
 }, 120_000);
 
 /**
@@ -178,8 +175,9 @@ function burstWorkflow(major: N8nMajor, credential: W.CredentialRef) {
 	return workflow;
 }
 
-/** One major's queue-mode installation: its PostgreSQL database, user folder and cluster (main + workers). */
+/** One major's queue-mode installation: its Redis, PostgreSQL database, user folder and cluster (main + workers). */
 interface Installation {
+	redis: RedisServer;
 	database: PostgresDatabase;
 	folder: N8nUserFolder;
 	cluster: QueueCluster;
@@ -195,6 +193,9 @@ async function setUp(major: N8nMajor): Promise<Installation> {
 	log(
 		`${describeVersions(install)}; redis-server ${'version' in redisAvailability ? redisAvailability.version : ''}`,
 	);
+	// A Redis of its own: n8n's pub/sub channels (n8n.commands, n8n.worker-response) take no prefix, so two
+	// installations on one Redis hear each other's commands.
+	const redis = await startRedis((redisAvailability as { bin: string }).bin, log);
 	const database = await postgres!.createDatabase(`n8n_${major}x`);
 	const folder = await N8nUserFolder.create(install, {
 		tgz,
@@ -235,7 +236,7 @@ async function setUp(major: N8nMajor): Promise<Installation> {
 		await folder.importWorkflow(workflows);
 		await folder.activateAll(workflows.map((workflow) => workflow.id));
 		// 2.x: one worker of concurrency 1 first (the scale-out); the burst's workers replace it later.
-		const cluster = await startQueueCluster(folder, redis!, {
+		const cluster = await startQueueCluster(folder, redis, {
 			workers: major === 2 ? 1 : BURST_WORKERS,
 			concurrency: major === 2 ? 1 : BURST_CONCURRENCY,
 			log,
@@ -246,10 +247,13 @@ async function setUp(major: N8nMajor): Promise<Installation> {
 			`n8n ${major}.x queue mode set up (PostgreSQL database, credentials, workflows, main + workers) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 		);
 		ready = true;
-		return { database, folder, cluster };
+		return { database, folder, cluster, redis };
 	} finally {
 		// a set-up that failed leaves nothing running
-		if (!ready) await folder.dispose();
+		if (!ready) {
+			await folder.dispose();
+			await redis.stop();
+		}
 	}
 }
 
@@ -265,6 +269,7 @@ async function tearDown(major: N8nMajor) {
 	installations.delete(major);
 	await installation?.cluster.stop();
 	await installation?.folder.dispose();
+	await installation?.redis.stop();
 }
 
 describe.each([2, 1] as N8nMajor[])(

@@ -32,7 +32,7 @@
 import { Agent } from 'undici';
 
 import * as W from '../../tools/n8n/workflows';
-import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/tasks/identity';
+import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import type { ContentRefusal, Simulator } from '../../tools/simulator/simulator';
 import { startSimulator } from '../../tools/simulator/simulator';
 import type { N8nMajor } from '../../tools/n8n/n8n';
@@ -143,9 +143,18 @@ afterAll(async () => {
 }, 120_000);
 
 /**
- * examples/create-and-forget.json on the burst's path and credential, answering each event with the task it stored
- * (Respond: When Last Node Finishes, so a failed execution shows), its Create or Update's first retry delay scaled as
- * the window is (a ticket answered 500 on every try fails in seconds, not half a minute).
+ * How each major's burst webhook answers. 2.x: When Last Node Finishes, with the task stored (a failed execution
+ * shows in its answer). 1.x: Immediately: its main in queue mode left answers of finished executions unanswered
+ * (n8n 1.123.81: 27 of 300 for 5 minutes in one run, 3 of 4 runs failing, while its database held all 300 executions
+ * finished with the right outcomes), so there each execution's outcome is read from its stored execution and from the
+ * service alone, as it is for both majors.
+ */
+const burstResponse = (major: N8nMajor) => (major === 2 ? 'lastNode' : 'onReceived');
+
+/**
+ * examples/create-and-forget.json on the burst's path and credential, answering as `burstResponse` says, its Create
+ * or Update's first retry delay scaled as the window is (a ticket answered 500 on every try fails in seconds, not
+ * half a minute).
  */
 function burstWorkflow(major: N8nMajor, credential: W.CredentialRef) {
 	const workflow = loadExample('create-and-forget.json') as W.Workflow;
@@ -153,7 +162,11 @@ function burstWorkflow(major: N8nMajor, credential: W.CredentialRef) {
 	workflow.name = 'queue mode: one ticket per execution, many at once';
 	for (const node of workflow.nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
-			node.parameters = { ...node.parameters, path: burstPath(major), responseMode: 'lastNode' };
+			node.parameters = {
+				...node.parameters,
+				path: burstPath(major),
+				responseMode: burstResponse(major),
+			};
 			node.webhookId = `5c2e8a41-7b3d-4f6e-9a0c-${major}d4b6f8e1a3c`;
 		}
 		if (node.type === W.TASK_BACKLOG_TYPE) {
@@ -365,9 +378,14 @@ describe.each([2, 1] as N8nMajor[])(
 				expect(perWorker).toHaveLength(BURST_WORKERS);
 				expect(perWorker.filter((count) => count > 0)).toHaveLength(BURST_WORKERS);
 				expect(perWorker.reduce((sum, count) => sum + count, 0)).toBe(BURST_EVENTS);
-				// The refused tickets' events are answered with an error; every other with its own task, no refused value.
+				// 2.x: the refused tickets' events are answered with an error; every other with its own task, no refused
+				// value. 1.x: every event accepted (answered on receipt, with no execution data).
 				expect(
 					answers.map((answer, i) => {
+						if (burstResponse(major) === 'onReceived')
+							return answer.status === 200
+								? outcome(i)
+								: `answered ${answer.status}: ${answer.text.slice(0, 200)}`;
 						if (REFUSED.has(i))
 							return answer.status === 200 ? 'refused, yet answered 200' : 'refused';
 						if (answer.status !== 200)

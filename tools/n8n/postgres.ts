@@ -1,4 +1,4 @@
-/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
+/* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
 // A real PostgreSQL for n8n's queue mode in the bench: n8n's documentation recommends it over sqlite there, and with
 // sqlite several workers writing executions at once meet SQLITE_BUSY (measured: 3 of 1,000 one-ticket executions
 // failed in n8n itself). Debian's postgresql, installed when missing (apt-get, as root); a throwaway cluster (initdb)
@@ -14,7 +14,7 @@ import * as path from 'path';
 import type { Log } from './n8n';
 import { freePort } from './n8n';
 import { aptInstall } from './apt';
-import { startService } from './processes';
+import { runCommand, startService } from './processes';
 
 const POSTGRES_MAX_LIFETIME_MS = 3 * 60 * 60_000;
 const OS_USER = 'postgres';
@@ -30,7 +30,19 @@ export type PostgresAvailability = PostgresInstall | { skipped: string };
 export interface PostgresServer {
 	/** n8n's settings for this database (DB_TYPE=postgresdb and the connection) */
 	n8nEnv: Record<string, string>;
+	/**
+	 * A fresh database on this server (CREATE DATABASE): one server holds the databases of several n8n installations
+	 * (one a major), as one machine would.
+	 */
+	createDatabase(name: string): Promise<PostgresDatabase>;
 	stop(): Promise<void>;
+}
+
+export interface PostgresDatabase {
+	/** n8n's settings for this database (DB_TYPE=postgresdb and the connection) */
+	n8nEnv: Record<string, string>;
+	/** One SQL statement through psql: its output, unaligned, without headers. */
+	query(sql: string): Promise<string>;
 }
 
 /** The newest /usr/lib/postgresql/<major>/bin holding a server binary (Debian's layout). */
@@ -118,18 +130,51 @@ export async function startPostgres(
 		ready: async (output) => /ready to accept connections/.test(output) && (await accepts(port)),
 	});
 	log(`postgres ${version} on 127.0.0.1:${port} (pid ${pid})`);
+	const query = async (sql: string, database = 'postgres') =>
+		(
+			await runCommand(
+				path.join(binDir, 'psql'),
+				[
+					'-h',
+					'127.0.0.1',
+					'-p',
+					String(port),
+					'-U',
+					DB_USER,
+					'-d',
+					database,
+					'-X',
+					'-A',
+					'-t',
+					'-q',
+				].concat(['-v', 'ON_ERROR_STOP=1', '-c', sql]),
+				{
+					cwd: os.tmpdir(),
+					env: { PATH: process.env.PATH ?? '' },
+					timeoutMs: 60_000,
+					label: 'psql',
+					check: true,
+				},
+			)
+		).stdout;
+	const n8nEnv = (database: string) => ({
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: '127.0.0.1',
+		DB_POSTGRESDB_PORT: String(port),
+		DB_POSTGRESDB_DATABASE: database,
+		DB_POSTGRESDB_USER: DB_USER,
+		DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
+		// n8n's defaults (2 connections a process, 20 s to get one) time out ("timeout exceeded when trying to
+		// connect") when a worker runs 100 executions at once
+		DB_POSTGRESDB_POOL_SIZE: '20',
+		DB_POSTGRESDB_CONNECTION_TIMEOUT: '60000',
+	});
 	return {
-		n8nEnv: {
-			DB_TYPE: 'postgresdb',
-			DB_POSTGRESDB_HOST: '127.0.0.1',
-			DB_POSTGRESDB_PORT: String(port),
-			DB_POSTGRESDB_DATABASE: 'postgres',
-			DB_POSTGRESDB_USER: DB_USER,
-			DB_POSTGRESDB_PASSWORD: 'unused-trust-auth',
-			// n8n's defaults (2 connections a process, 20 s to get one) time out ("timeout exceeded when trying to
-			// connect") when a worker runs 100 executions at once
-			DB_POSTGRESDB_POOL_SIZE: '20',
-			DB_POSTGRESDB_CONNECTION_TIMEOUT: '60000',
+		n8nEnv: n8nEnv('postgres'),
+		createDatabase: async (name: string) => {
+			if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+			await query(`CREATE DATABASE ${name}`);
+			return { n8nEnv: n8nEnv(name), query: (sql: string) => query(sql, name) };
 		},
 		stop,
 	};

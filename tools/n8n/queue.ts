@@ -21,8 +21,10 @@ import type { RedisServer } from './redis';
 export interface QueueCluster {
 	main: N8nServer;
 	workers: N8nServer[];
-	/** starts this many more workers (same settings), one after the other */
-	addWorkers(count: number): Promise<void>;
+	/** starts this many more workers (the cluster's concurrency unless given), one after the other */
+	addWorkers(count: number, concurrency?: number): Promise<void>;
+	/** stops these workers (every worker when none are given); the main, Redis and the database stay */
+	stopWorkers(which?: N8nServer[]): Promise<void>;
 	/** every worker's log, in worker order */
 	workerLogs(): string[];
 	stop(): Promise<void>;
@@ -37,11 +39,15 @@ export async function startQueueCluster(
 	redis: RedisServer,
 	opts: { workers: number; concurrency: number; log: Log; maxLifetimeMs?: number },
 ): Promise<QueueCluster> {
+	const prefix = `tb${randomBytes(4).toString('hex')}`;
 	const env: Record<string, string> = {
 		EXECUTIONS_MODE: 'queue',
 		QUEUE_BULL_REDIS_HOST: redis.host,
 		QUEUE_BULL_REDIS_PORT: String(redis.port),
-		QUEUE_BULL_PREFIX: `tb${randomBytes(4).toString('hex')}`,
+		QUEUE_BULL_PREFIX: prefix,
+		// n8n's cache (Redis in queue mode) under the same prefix: without it, two installations on one Redis read each
+		// other's entries (seen: a 2.x main looked up the 1.x installation's webhook on the same path and answered 404)
+		N8N_CACHE_REDIS_KEY_PREFIX: `${prefix}-cache`,
 		N8N_GRACEFUL_SHUTDOWN_TIMEOUT: '5',
 		QUEUE_WORKER_TIMEOUT: '5',
 	};
@@ -49,18 +55,23 @@ export async function startQueueCluster(
 	// The main first: it migrates the database the workers then open.
 	const main = await folder.start({ env, timeoutMs: 180_000, maxLifetimeMs: opts.maxLifetimeMs });
 	const workers: N8nServer[] = [];
+	const stopWorkers = async (which = [...workers]) => {
+		for (const worker of which) workers.splice(workers.indexOf(worker), 1);
+		await Promise.all(which.map((worker) => worker.stop().catch(() => undefined)));
+	};
 	const stop = async () => {
-		await Promise.all(workers.map((worker) => worker.stop().catch(() => undefined)));
+		await stopWorkers();
 		await main.stop().catch(() => undefined);
 	};
 	// One at a time: on 2 cores, several n8n processes starting at once take longer than one after the other.
-	const addWorkers = async (count: number) => {
+	const addWorkers = async (count: number, concurrency = opts.concurrency) => {
+		if (count <= 0) return;
 		const from = Date.now();
 		for (let i = 0; i < count; i++) {
 			workers.push(
 				await folder.start({
 					command: 'worker',
-					args: [`--concurrency=${opts.concurrency}`],
+					args: [`--concurrency=${concurrency}`],
 					env,
 					timeoutMs: 180_000,
 					maxLifetimeMs: opts.maxLifetimeMs,
@@ -68,7 +79,7 @@ export async function startQueueCluster(
 			);
 		}
 		opts.log(
-			`queue mode: ${count} worker(s) (concurrency ${opts.concurrency}) started in ${((Date.now() - from) / 1000).toFixed(1)} s; ${workers.length} in all`,
+			`queue mode: ${count} worker(s) (concurrency ${concurrency}) started in ${((Date.now() - from) / 1000).toFixed(1)} s; ${workers.length} in all`,
 		);
 	};
 	try {
@@ -84,6 +95,7 @@ export async function startQueueCluster(
 		main,
 		workers,
 		addWorkers,
+		stopWorkers,
 		workerLogs: () => workers.map((worker) => worker.logs()),
 		stop,
 	};

@@ -18,6 +18,12 @@ import { cleanEnv, freePort, seconds, sleep, withPathFirst } from './helpers';
 import { killGroup, runCommand, spawnTracked, tail, tempDirs, type RunResult } from './processes';
 import { noop, type Log, type N8nInstall } from './types';
 
+/** A database n8n uses other than its default SQLite, as the harness reaches it (tools/n8n/postgres.ts). */
+export interface SqlDatabase {
+	/** One SQL statement: its output, a row a line. */
+	query(sql: string): Promise<string>;
+}
+
 const COMMAND_TIMEOUT_MS = 3 * 60_000;
 const SERVER_MAX_LIFETIME_MS = 30 * 60_000;
 
@@ -83,6 +89,7 @@ export class N8nUserFolder {
 		readonly dir: string,
 		private readonly baseEnv: Record<string, string>,
 		private readonly log: Log,
+		private readonly database?: SqlDatabase,
 	) {}
 
 	/**
@@ -91,7 +98,14 @@ export class N8nUserFolder {
 	 */
 	static async create(
 		install: N8nInstall,
-		opts: { tgz?: string; encryptionKey?: string; env?: Record<string, string>; log?: Log } = {},
+		opts: {
+			tgz?: string;
+			encryptionKey?: string;
+			env?: Record<string, string>;
+			log?: Log;
+			/** the database `env` names when it is not the default SQLite (PostgreSQL): activateAll writes there */
+			database?: SqlDatabase;
+		} = {},
 	): Promise<N8nUserFolder> {
 		const dir = await fsp.mkdtemp(path.join(os.tmpdir(), `n8n-${install.major}-user-`));
 		tempDirs.add(dir);
@@ -116,7 +130,7 @@ export class N8nUserFolder {
 			env.N8N_EXPRESSION_ENGINE = 'legacy';
 		}
 		Object.assign(env, opts.env ?? {});
-		const folder = new N8nUserFolder(install, dir, env, opts.log ?? noop);
+		const folder = new N8nUserFolder(install, dir, env, opts.log ?? noop, opts.database);
 		try {
 			// n8n's default database, migrated already: the folder's first command does not run every migration
 			if (usesDefaultSqlite(env)) await seedDatabase(install, dir, env, folder.log);
@@ -294,10 +308,11 @@ export class N8nUserFolder {
 	 * the default SQLite database the row change they make is made for every id at once instead: 2.x's
 	 * WorkflowRepository.publishVersion (`active` set, `activeVersionId` = the current `versionId`, which must be in
 	 * workflow_history), 1.x's WorkflowRepository.updateActiveState (the same, unchecked). n8n activates them when it
-	 * starts.
+	 * starts. On a PostgreSQL database given to `create`, the same change in one statement there.
 	 */
 	async activateAll(ids: string[]): Promise<void> {
 		if (!usesDefaultSqlite(this.baseEnv)) {
+			if (this.database) return await this.activateInPostgres(ids);
 			for (const id of ids) await this.activateWithN8n(id);
 			return;
 		}
@@ -334,6 +349,27 @@ export class N8nUserFolder {
 				check: true,
 			},
 		);
+	}
+
+	private async activateInPostgres(ids: string[]): Promise<void> {
+		const bad = ids.find((id) => !/^[A-Za-z0-9]+$/.test(id));
+		if (bad !== undefined) throw new Error(`not a workflow id: ${bad}`);
+		const inHistory =
+			this.install.major === 2
+				? ' AND EXISTS (SELECT 1 FROM workflow_history h WHERE h."workflowId" = workflow_entity.id AND h."versionId" = workflow_entity."versionId")'
+				: '';
+		const activated = (
+			await this.database!.query(
+				`UPDATE workflow_entity SET active = true, "activeVersionId" = "versionId" WHERE id IN (${ids.map((id) => `'${id}'`).join(', ')}) AND "isArchived" = false${inHistory} RETURNING id`,
+			)
+		)
+			.split('\n')
+			.filter(Boolean);
+		const missed = ids.filter((id) => !activated.includes(id));
+		if (missed.length)
+			throw new Error(
+				`not activated (no such workflow, archived, or its version not in workflow_history): ${missed.join(', ')}`,
+			);
 	}
 
 	/** Makes a workflow active for the next `start` (see activateAll). */

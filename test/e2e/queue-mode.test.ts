@@ -260,11 +260,18 @@ async function setUp(major: N8nMajor): Promise<Installation> {
 }
 
 /**
- * Each major's installation, set up when its tests start and stopped once they are done: one major after the other.
- * (n8n 1.123.81's main left webhooks of the burst unanswered for 5 minutes, 27 of 300 in one run, although all 300
- * executions had finished, in 3 of 4 runs, set up before or after 2.x's tests; 2.x answered every one in every run.)
+ * Each major's installation, stopped once its tests are done: 2.x's set up when its tests start, 1.x's while 2.x's
+ * burst runs (setUpInBackground).
  */
 const installations = new Map<N8nMajor, Promise<Installation>>();
+
+/** Starts a major's set-up now, for its tests to take when they start (a failure shows there, not here). */
+function setUpInBackground(major: N8nMajor) {
+	if (skipReason || installations.has(major)) return;
+	const installation = setUp(major);
+	installation.catch(() => undefined);
+	installations.set(major, installation);
+}
 
 async function tearDown(major: N8nMajor) {
 	const installation = await installations.get(major)?.catch(() => undefined);
@@ -366,6 +373,8 @@ describe.each([2, 1] as N8nMajor[])(
 					// The scale-out's first worker (concurrency 1) makes way; the 3 it added are the burst's.
 					await cluster!.stopWorkers(cluster!.workers.slice(0, 1));
 					await cluster!.addWorkers(BURST_WORKERS - cluster!.workers.length, BURST_CONCURRENCY);
+					// 1.x's installation is set up meanwhile (about 30 s): this burst's assertions count no time or rate.
+					setUpInBackground(1);
 				}
 				const prefix = `QB${major}-`;
 				const titleOf = (i: number) => `Queue burst ${i}`;

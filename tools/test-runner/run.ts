@@ -256,7 +256,7 @@ async function main(): Promise<number> {
 		for (const file of await listFiles(project)) units.push({ project, file });
 	const e2e = await runEndToEnd(units);
 	console.log(
-		`[test] end-to-end files, two lanes side by side: ${((Date.now() - e2eStarted) / 60_000).toFixed(1)} min (${elapsed()} in all)`,
+		`[test] end-to-end files (lanes timed, rest and wait): ${((Date.now() - e2eStarted) / 60_000).toFixed(1)} min (${elapsed()} in all)`,
 	);
 	for (const line of e2e.lines) console.log(line);
 	return e2e.code;

@@ -22,8 +22,14 @@ Latency is from an event's webhook call to its task being stored. Prints a table
   --events-lone-gap-ms N       (default: one window + 1 s, so each finds the window fresh)
   --events-http-max N          at most N events per run for the http contender (default: no cap)
   --events-baseline-max 60     at most N events per run for the baseline (it takes minutes per 100 events)
+  --events-refused 0           also run ours on this many events at once of which five are refused on every try
+                               (0: skip; 300 for the isolation issue's bursts): two side by side with the same plain
+                               400 (a), a 400 naming its value, one answered 500 quoting its value (b), a 403 quoting
+                               its value (c); with --events-queue-workers, in queue mode too. In regular mode
+                               also a burst of the same size with (b) alone
   --events-queue-workers 0     also run ours in n8n queue mode (Redis, main + this many workers; 0: skip)
-  --events-queue 1000          events sent at once in that run
+  --events-queue 1000          events sent at once in that run (0: none, the refused run only)
+  --events-queue-only          only the queue-mode runs of ours (no regular-mode run)
   --events-queue-concurrency 10
                                each worker's --concurrency (n8n's default: 10)
   --events-queue-rpm 60        the credential's Requests per Minute in that run, which every worker reads as its own
@@ -37,13 +43,15 @@ Latency is from an event's webhook call to its task being stored. Prints a table
 `;
 
 export type EventsContender = 'ours' | 'http' | 'baseline';
-export type EventsScenario = 'lone' | 'atOnce' | 'spread' | 'queue';
+export type EventsScenario =
+	'lone' | 'atOnce' | 'spread' | 'queue' | 'refused' | 'crash' | 'queueRefused';
 export const EVENTS_CONTENDERS: EventsContender[] = ['ours', 'http', 'baseline'];
 
 export interface EventsOptions {
 	majors: N8nMajor[];
 	only: EventsContender[];
 	atOnce: number;
+	refused: number;
 	spread: number;
 	spreadSeconds: number;
 	lone: number;
@@ -55,6 +63,8 @@ export interface EventsOptions {
 	queueEvents: number;
 	queueConcurrency: number;
 	queueRequestsPerMinute: number;
+	/** only the queue-mode runs of ours */
+	queueOnly: boolean;
 	postgres: boolean;
 	windowMs: number;
 	out: string;
@@ -65,6 +75,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--majors': 'value',
 	'--events-only': 'value',
 	'--events-at-once': 'value',
+	'--events-refused': 'value',
 	'--events-spread': 'value',
 	'--events-spread-seconds': 'value',
 	'--events-lone': 'value',
@@ -77,6 +88,7 @@ const FLAGS: Record<string, FlagKind> = {
 	'--events-queue-concurrency': 'value',
 	'--events-queue-rpm': 'value',
 	'--events-postgres': 'switch',
+	'--events-queue-only': 'switch',
 	'--window-ms': 'value',
 	'--out': 'value',
 };
@@ -86,6 +98,7 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 		majors: [2],
 		only: [...EVENTS_CONTENDERS],
 		atOnce: 300,
+		refused: 0,
 		spread: 1000,
 		spreadSeconds: 300,
 		lone: 3,
@@ -96,6 +109,7 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 		queueEvents: 1000,
 		queueConcurrency: 10,
 		queueRequestsPerMinute: 60,
+		queueOnly: false,
 		postgres: false,
 		windowMs: 60_000,
 		out: path.resolve(__dirname, '..', '..', '..', 'bench-results'),
@@ -110,6 +124,9 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				break;
 			case '--events-at-once':
 				options.atOnce = arg.int(0, 100_000);
+				break;
+			case '--events-refused':
+				options.refused = arg.int(0, 100_000);
 				break;
 			case '--events-spread':
 				options.spread = arg.int(0, 100_000);
@@ -136,13 +153,16 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				options.queueWorkers = arg.int(0, 16);
 				break;
 			case '--events-queue':
-				options.queueEvents = arg.int(1, 100_000);
+				options.queueEvents = arg.int(0, 100_000);
 				break;
 			case '--events-queue-concurrency':
 				options.queueConcurrency = arg.int(1, 1000);
 				break;
 			case '--events-postgres':
 				options.postgres = true;
+				break;
+			case '--events-queue-only':
+				options.queueOnly = true;
 				break;
 			case '--events-queue-rpm':
 				options.queueRequestsPerMinute = arg.int(1, 60);

@@ -5,7 +5,33 @@ import type { LoggedRequest, Simulator } from '../simulator/simulator';
 import type { EventsContender, EventsScenario } from './events-options';
 import { table } from './format';
 import type { EventRecord, EventsRunPlan, N8nDatabase } from './events-run';
-import { runRequests, titleOf } from './events-run';
+import { CRASHING_EVENT, runRequests, titleOf } from './events-run';
+
+/** The isolation issue's bound on what (b) costs: its first request, then 2 × ceil(log2 50) splits + Max Attempts. */
+const CRASH_REQUESTS_BOUND = 1 + 2 * Math.ceil(Math.log2(50)) + 5;
+/** (b)'s neighbours are stored within 90 s at the real minute (scaled with the window). */
+const NEIGHBOURS_WITHIN_MS = 90_000;
+
+/** A refused run: what the refused events and the others became. */
+export interface RefusedFigures {
+	refused: number;
+	/** refused events answered with an error, of `refused` */
+	refusedFailed: number;
+	/** refused events whose task was stored (0 expected) */
+	refusedStored: number;
+	/** the other events answered 200 and stored once with their values */
+	othersStored: number;
+	others: number;
+	/** answers of other events that show a refused text (0 expected) */
+	othersShowing: number;
+	/** first webhook call to the last other event stored */
+	othersDrainMs?: number;
+	/** requests that carried (b), and how many tickets of others went in the first of them */
+	crashRequests: number;
+	crashNeighbours: number;
+	/** the longest time from the first request carrying (b) to one of its neighbours stored */
+	neighboursMaxMs?: number;
+}
 
 export interface EventsFigures {
 	major: number;
@@ -35,6 +61,7 @@ export interface EventsFigures {
 	/** webhook call to task stored, of the stored events (ms) */
 	latencyMs: { p50?: number; p95?: number; max?: number; each: number[] };
 	records: EventRecord[];
+	refused?: RefusedFigures;
 	/** The run's requests as the simulator logged them: ms after the first webhook call, kind, status, tasks carried */
 	timeline: Array<{ atMs: number; kind: string; status: number; tasks?: number }>;
 }
@@ -107,6 +134,7 @@ export function eventsFigures(
 			each: latencies,
 		},
 		records,
+		refused: plan.refused.size > 0 ? refusedFigures(plan, records, mine) : undefined,
 		timeline: mine.map((entry) => ({
 			atMs: entry.at - firstCall,
 			kind: kindOf(entry),
@@ -115,6 +143,46 @@ export function eventsFigures(
 		})),
 	};
 }
+
+function refusedFigures(
+	plan: EventsRunPlan,
+	records: EventRecord[],
+	mine: LoggedRequest[],
+): RefusedFigures {
+	const carrying = (entry: LoggedRequest, text: string) =>
+		JSON.stringify(entry.body ?? '').includes(text);
+	const refused = records.filter((_, i) => plan.refused.has(i));
+	const others = records.filter((_, i) => !plan.refused.has(i));
+	const crash = plan.refused.get(CRASHING_EVENT);
+	const withCrash = crash ? mine.filter((entry) => carrying(entry, crash.text)) : [];
+	const first = withCrash[0];
+	const neighbours = first ? others.filter((record) => carrying(first, `"${record.ticket}"`)) : [];
+	const firstCall = Math.min(...records.map((record) => record.sentAt));
+	const othersStored = others.filter(
+		(record) => record.status === 200 && record.storedAt !== undefined,
+	);
+	return {
+		refused: refused.length,
+		refusedFailed: refused.filter((record) => record.status !== 200).length,
+		refusedStored: refused.filter((record) => record.storedAt !== undefined).length,
+		othersStored: othersStored.length,
+		others: others.length,
+		othersShowing: others.filter((record) => record.shows.length > 0).length,
+		othersDrainMs:
+			othersStored.length > 0
+				? Math.max(...othersStored.map((record) => record.storedAt!)) - firstCall
+				: undefined,
+		crashRequests: withCrash.length,
+		crashNeighbours: neighbours.length,
+		neighboursMaxMs:
+			neighbours.length > 0
+				? Math.max(...neighbours.map((record) => (record.storedAt ?? Infinity) - first.at))
+				: undefined,
+	};
+}
+
+export const describeRefused = (r: RefusedFigures): string =>
+	`${r.refusedFailed} of ${r.refused} refused events failed (${r.refusedStored} stored); ${r.othersStored} of ${r.others} others stored and answered 200, ${r.othersShowing} answers showing a refused value; others drained in ${s(r.othersDrainMs)} s; (b) carried by ${r.crashRequests} requests (bound ${CRASH_REQUESTS_BOUND}), its ${r.crashNeighbours} neighbours of its first request stored within ${s(r.neighboursMaxMs)} s of it`;
 
 /** How many tasks a request carries: the items of a batch, the uids a query asks for. */
 function tasksCarried(entry: LoggedRequest): number | undefined {
@@ -149,6 +217,10 @@ export function scenarioLabel(
 		'scenario' | 'events' | 'overMs' | 'queueWorkers' | 'requestsPerMinute' | 'database'
 	>,
 ): string {
+	if (f.scenario === 'crash')
+		return `${f.events} at once, (b) refused on every try (a 500)${f.database === 'postgresql' ? ', n8n on PostgreSQL' : ''}`;
+	if (f.scenario === 'refused' || f.scenario === 'queueRefused')
+		return `${f.events} at once, 5 refused on every try${f.scenario === 'queueRefused' ? `, queue mode, ${f.queueWorkers} workers at ${f.requestsPerMinute} a minute each` : f.database === 'postgresql' ? ', n8n on PostgreSQL' : ''}`;
 	if (f.scenario === 'queue')
 		return `${f.events} at once, queue mode, ${f.queueWorkers} workers at ${f.requestsPerMinute} a minute each`;
 	const onPostgres = f.database === 'postgresql' ? ', n8n on PostgreSQL' : '';
@@ -213,6 +285,52 @@ export function eventsTargets(rows: EventsFigures[]): EventsTarget[] {
 		const scale = f.windowMs / 60_000;
 		const at = `n8n ${f.major}.x ${scenarioLabel(f)}, window ${f.windowMs / 1000} s`;
 		const allStored = f.missing === 0 && f.duplicated === 0 && f.wrongValues === 0;
+		if (f.refused) {
+			const r = f.refused;
+			const withinMs = NEIGHBOURS_WITHIN_MS * scale;
+			// (b) alone: every other event stored within 90 s; with the others' refusals too, its neighbours (the splits
+			// of five refused events share the token's budget, so the burst's drain is reported, not held to it)
+			const inTime =
+				f.scenario === 'crash'
+					? r.othersDrainMs !== undefined && r.othersDrainMs <= withinMs
+					: (r.neighboursMaxMs ?? 0) <= withinMs;
+			targets.push(
+				{
+					target:
+						'refused burst: exactly the refused events fail; every other stored once with its values',
+					at,
+					met:
+						r.refusedFailed === r.refused &&
+						r.refusedStored === 0 &&
+						r.othersStored === r.others &&
+						f.duplicated === 0 &&
+						f.wrongValues === 0,
+					value: describeRefused(r).split(';').slice(0, 2).join(';'),
+				},
+				{
+					target: 'refused burst: no refused value in another answer',
+					at,
+					met: r.othersShowing === 0,
+					value: String(r.othersShowing),
+				},
+				{
+					target: `refused burst: (b) costs at most ${CRASH_REQUESTS_BOUND} requests`,
+					at,
+					met: r.crashRequests <= CRASH_REQUESTS_BOUND,
+					value: String(r.crashRequests),
+				},
+				{
+					target:
+						f.scenario === 'crash'
+							? `(b) alone: every other event stored within ${s(withinMs)} s of the burst`
+							: `refused burst: (b)'s neighbours stored within ${s(withinMs)} s of its first request`,
+					at,
+					met: inTime,
+					value: `others drained in ${s(r.othersDrainMs)} s; ${r.crashNeighbours} neighbours, ${s(r.neighboursMaxMs)} s`,
+				},
+			);
+			continue;
+		}
 		targets.push({
 			target: 'every event stored once with its values, 0 lost',
 			at,

@@ -12,15 +12,51 @@ import { sleep } from '../n8n/helpers';
 import type { N8nMajor, N8nServer, N8nUserFolder } from '../n8n/n8n';
 import type { Json, Workflow } from '../n8n/workflows';
 import * as W from '../n8n/workflows';
-import type { LoggedRequest, Simulator } from '../simulator/simulator';
+import type { ContentRefusal, LoggedRequest, Simulator } from '../simulator/simulator';
 import type { EventsContender, EventsScenario } from './events-options';
 
 export const EVENTS_LIMIT = 60;
 /** n8n's Retry On Fail defaults, as a user of the HTTP Request node leaves them. */
 const HTTP_RETRY = { maxTries: 3, waitBetweenTries: 1000 };
 /** A sender of events sends a delivery n8n refused with 503 again (n8n 1.x: 'Database is not ready!' under a burst). */
-const RESEND_503 = { attempts: 5, delayMs: 2000 };
+const RESEND_503 = { attempts: 10, delayMs: 2000 };
 const ANSWER_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * The events a refused run's service refuses on every try (their index in the run; the isolation issue's bursts, as
+ * test/e2e/triggers.test.ts sends them at a scaled window): (a) two side by side with the same plain 400, a 400
+ * naming its value, (b) one answered 500 quoting its value, (c) a 403 quoting its value. Each one's subject is its text.
+ */
+export const REFUSED_EVENTS: ReadonlyMap<number, ContentRefusal> = new Map([
+	[137, { text: 'PAYROLL-8123-alpha', status: 400, message: 'content policy violation' }],
+	[138, { text: 'PAYROLL-8124-beta', status: 400, message: 'content policy violation' }],
+	[
+		62,
+		{
+			text: 'PAYROLL-4711-secret',
+			status: 400,
+			message: 'fields.title: forbidden content "PAYROLL-4711-secret"',
+		},
+	],
+	[
+		250,
+		{
+			text: 'CRASH-5150-indexer',
+			status: 500,
+			message: 'indexer crashed on title "CRASH-5150-indexer"',
+		},
+	],
+	[
+		212,
+		{
+			text: 'SALARY-98000-confidential',
+			status: 403,
+			message: 'forbidden: title "SALARY-98000-confidential" is restricted',
+		},
+	],
+]);
+/** (b): the event answered 500 on every try. */
+export const CRASHING_EVENT = 250;
 
 export interface EventsRunPlan {
 	major: N8nMajor;
@@ -40,11 +76,21 @@ export interface EventsRunPlan {
 	webhookPath: string;
 	workflow: Workflow;
 	prefix: string;
+	/**
+	 * n8n 1.x in queue mode: the webhook answers on receipt (its main left answers of finished executions unanswered),
+	 * and each event's outcome is read from its stored execution (outcomesFromExecutions)
+	 */
+	answersOnReceipt: boolean;
+	/** the events the service refuses on every try, by index (REFUSED_EVENTS below the run's size) */
+	refused: ReadonlyMap<number, ContentRefusal>;
 }
 
 export interface EventRecord {
 	ticket: string;
 	uid: string;
+	subject: string;
+	/** the refused texts (REFUSED_EVENTS) its answer shows (read in refused runs only) */
+	shows: string[];
 	/** ms since the epoch of the event's first webhook call */
 	sentAt: number;
 	answeredAt: number;
@@ -62,7 +108,12 @@ export const ticketUid = (ticket: string) => uuidV5(ticket, DEFAULT_EXTERNAL_ID_
 export const titleOf = (ticket: string) => `Event ${ticket}`;
 
 /** examples/create-and-forget.json as the bench runs it: its own path and credential, answering when stored. */
-function ourWorkflow(id: string, webhookPath: string, credential: W.CredentialRef): Workflow {
+function ourWorkflow(
+	id: string,
+	webhookPath: string,
+	credential: W.CredentialRef,
+	answersOnReceipt: boolean,
+): Workflow {
 	const file = path.resolve(__dirname, '..', '..', '..', 'examples', 'create-and-forget.json');
 	const workflow = JSON.parse(fs.readFileSync(file, 'utf8')) as Workflow;
 	workflow.id = id;
@@ -70,7 +121,11 @@ function ourWorkflow(id: string, webhookPath: string, credential: W.CredentialRe
 	for (const node of workflow.nodes) {
 		if (node.type === 'n8n-nodes-base.webhook') {
 			// Respond When Last Node Finishes: the answer says whether the execution stored its task.
-			node.parameters = { ...node.parameters, path: webhookPath, responseMode: 'lastNode' };
+			node.parameters = {
+				...node.parameters,
+				path: webhookPath,
+				responseMode: answersOnReceipt ? 'onReceived' : 'lastNode',
+			};
 			node.webhookId = randomUUID();
 		}
 		if (node.credentials?.[W.CREDENTIAL_TYPE])
@@ -121,17 +176,22 @@ export function planRun(
 	{ queueWorkers = 0, requestsPerMinute = EVENTS_LIMIT, database = 'sqlite' }: RunSetting = {},
 ): EventsRunPlan {
 	const key = `${major}${contender}${scenario}`;
-	const id = `bEv${major}${contender.slice(0, 4)}${scenario.slice(0, 4)}`
-		.padEnd(16, '0')
-		.slice(0, 16);
+	const refusing = (i: number) =>
+		scenario === 'refused' ||
+		scenario === 'queueRefused' ||
+		(scenario === 'crash' && i === CRASHING_EVENT);
+	const answersOnReceipt = major === 1 && queueWorkers > 0;
+	// four letters, one a scenario: queue and queueRefused apart
+	const tag = scenario === 'queueRefused' ? 'qref' : scenario.slice(0, 4);
+	const id = `bEv${major}${contender.slice(0, 4)}${tag}`.padEnd(16, '0').slice(0, 16);
 	const token = `bench-events-${process.pid}-${key}`;
 	const credential = { id: `c${id.slice(1)}`, name: `Task Backlog (bench events ${key})` };
 	const webhookPath = `bench-events-${key}`.toLowerCase();
 	const workflow =
 		contender === 'http'
 			? httpWorkflow(id, webhookPath, baseUrl, credential)
-			: ourWorkflow(id, webhookPath, credential);
-	const prefix = `EV${major}${contender.slice(0, 1).toUpperCase()}${scenario.slice(0, 1).toUpperCase()}`;
+			: ourWorkflow(id, webhookPath, credential, answersOnReceipt);
+	const prefix = `EV${major}${contender.slice(0, 1).toUpperCase()}${tag.slice(0, scenario === 'queueRefused' ? 2 : 1).toUpperCase()}`;
 	return {
 		major,
 		contender,
@@ -146,6 +206,8 @@ export function planRun(
 		webhookPath,
 		workflow,
 		prefix,
+		answersOnReceipt,
+		refused: new Map([...REFUSED_EVENTS].filter(([i]) => i < events && refusing(i))),
 	};
 }
 
@@ -191,6 +253,8 @@ export async function sendEvents(
 		return {
 			ticket,
 			uid: ticketUid(ticket),
+			subject: plan.refused.get(i)?.text ?? titleOf(ticket),
+			shows: [],
 			sentAt: 0,
 			answeredAt: 0,
 			status: 0,
@@ -199,7 +263,7 @@ export async function sendEvents(
 	});
 	const deliver = async (record: EventRecord) => {
 		record.sentAt = Date.now();
-		const body: Json = { ticket_id: record.ticket, subject: titleOf(record.ticket) };
+		const body: Json = { ticket_id: record.ticket, subject: record.subject };
 		if (plan.contender === 'http') body.uid = record.uid;
 		for (let attempt = 1; ; attempt++) {
 			try {
@@ -210,7 +274,12 @@ export async function sendEvents(
 					dispatcher: agent,
 				});
 				record.status = res.statusCode;
-				if (res.statusCode === 200) await res.body.dump();
+				if (res.statusCode === 200 && plan.refused.size > 0) {
+					const text = await res.body.text();
+					record.shows = [...plan.refused.values()]
+						.map((refusal) => refusal.text)
+						.filter((refused) => text.includes(refused));
+				} else if (res.statusCode === 200) await res.body.dump();
 				else record.error = (await res.body.text()).slice(0, 300);
 			} catch (error) {
 				record.status = 0;
@@ -224,7 +293,7 @@ export async function sendEvents(
 	};
 	const started = Date.now();
 	try {
-		if (plan.scenario === 'atOnce' || plan.scenario === 'queue') {
+		if (plan.scenario !== 'spread' && plan.scenario !== 'lone') {
 			await Promise.all(records.map(deliver));
 		} else if (plan.scenario === 'spread') {
 			// evenly over overMs, each at its own instant whatever the answers before it
@@ -276,4 +345,40 @@ export function storedTimes(requests: LoggedRequest[], token: string): Map<strin
 /** The simulator's log of one run: its token's requests. */
 export function runRequests(requests: LoggedRequest[], token: string): LoggedRequest[] {
 	return requests.filter((entry) => entry.headers.authorization === `Bearer ${token}`);
+}
+
+/**
+ * Where the webhook answered on receipt (answersOnReceipt): each accepted event's outcome from its stored execution in
+ * n8n's PostgreSQL database, once n8n has stored one for every accepted event (at most 10 minutes): `status` 200 when
+ * it succeeded, 500 when it did not (`error` says how), and the refused texts its data shows (other than its own
+ * event's). An event n8n did not accept keeps its answer.
+ */
+export async function outcomesFromExecutions(
+	query: (sql: string) => Promise<string>,
+	plan: EventsRunPlan,
+	records: EventRecord[],
+): Promise<void> {
+	const sql = `SELECT coalesce(json_agg(json_build_object('status', e.status, 'data', d.data)), '[]') FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = '${plan.workflow.id}' AND e.status IN ('success', 'error', 'crashed', 'canceled')`;
+	const accepted = records.filter((record) => record.status === 200);
+	const deadline = Date.now() + 10 * 60_000;
+	let executions: Array<{ status: string; data: string }> = [];
+	for (;;) {
+		executions = JSON.parse(await query(sql)) as typeof executions;
+		if (executions.length >= accepted.length || Date.now() > deadline) break;
+		await sleep(2000);
+	}
+	const texts = [...plan.refused.values()].map((refusal) => refusal.text);
+	for (const record of accepted) {
+		const own = executions.filter((e) => e.data.includes(`"${record.ticket}"`));
+		const succeeded = own.length === 1 && own[0].status === 'success';
+		record.status = succeeded ? 200 : 500;
+		record.error = succeeded
+			? undefined
+			: own.length === 1
+				? `its execution: ${own[0].status}`
+				: `${own.length} executions`;
+		record.shows = texts.filter(
+			(text) => text !== record.subject && own.some((e) => e.data.includes(text)),
+		);
+	}
 }

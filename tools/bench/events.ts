@@ -29,6 +29,7 @@ import {
 	type EventsScenario,
 } from './events-options';
 import {
+	describeRefused,
 	eventsFigures,
 	eventsTable,
 	eventsTargets,
@@ -36,11 +37,24 @@ import {
 	targetsText,
 	type EventsFigures,
 } from './events-report';
-import { EVENTS_LIMIT, importRuns, planRun, sendEvents, type EventsRunPlan } from './events-run';
+import {
+	EVENTS_LIMIT,
+	importRuns,
+	outcomesFromExecutions,
+	planRun,
+	REFUSED_EVENTS,
+	sendEvents,
+	storedTimes,
+	type EventsRunPlan,
+} from './events-run';
 
 const log = (line: string) => process.stderr.write(`[bench:events] ${line}\n`);
 /** Lone events first, while nothing else has run in that n8n. */
-const SCENARIOS: Exclude<EventsScenario, 'queue'>[] = ['lone', 'atOnce', 'spread'];
+const SCENARIOS: Array<Exclude<EventsScenario, 'queue' | 'refused' | 'crash' | 'queueRefused'>> = [
+	'lone',
+	'atOnce',
+	'spread',
+];
 
 function plansFor(
 	options: EventsOptions,
@@ -64,6 +78,14 @@ function plansFor(
 					}),
 				);
 		}
+	// the refused bursts last, ours only: their refusals are the service's, the same for any contender
+	if (options.refused > 0 && contenders.includes('ours'))
+		for (const scenario of ['refused', 'crash'] as const)
+			plans.push(
+				planRun(major, 'ours', scenario, options.refused, 0, baseUrl, {
+					database: options.postgres ? 'postgresql' : 'sqlite',
+				}),
+			);
 	return plans;
 }
 
@@ -135,8 +157,16 @@ async function runPackage(
 			for (const plan of plans) {
 				log(`n8n ${major}.x ${plan.contender}: ${scenarioLabel(plan)} …`);
 				const records = await sendEvents(server, sim, plan);
+				if (plan.answersOnReceipt) {
+					if (!postgres) throw new Error('answers on receipt need n8n on PostgreSQL');
+					await outcomesFromExecutions(postgres.query, plan, records);
+					// the tasks stored since the answers (on receipt, before the executions ran)
+					const storedAt = storedTimes(sim.requests, plan.token);
+					for (const record of records) record.storedAt = storedAt.get(record.uid);
+				}
 				const figures = eventsFigures(plan, records, sim, options.windowMs);
 				log(eventsTable([figures]).split('\n')[2]);
+				if (figures.refused) log(`  refused: ${describeRefused(figures.refused)}`);
 				const failures = new Map<string, number>();
 				for (const record of records.filter((each) => each.status !== 200)) {
 					const why = `HTTP ${record.status}: ${(record.error ?? '').slice(0, 120)}`;
@@ -179,7 +209,7 @@ export async function eventsBench(argv: string[]): Promise<void> {
 	});
 	const queueWorkers = options.only.includes('ours') ? options.queueWorkers : 0;
 	const packages = options.majors.flatMap((major) => [
-		...(tgz
+		...(tgz && !options.queueOnly
 			? [{ major, tgz, plans: plansFor(options, major, ours, sim.url), queueWorkers: 0 }]
 			: []),
 		...(baseline
@@ -198,13 +228,20 @@ export async function eventsBench(argv: string[]): Promise<void> {
 					{
 						major,
 						tgz,
-						plans: [
-							planRun(major, 'ours', 'queue', options.queueEvents, 0, sim.url, {
-								queueWorkers,
-								requestsPerMinute: options.queueRequestsPerMinute,
-								database: 'postgresql',
-							}),
-						],
+						plans: (
+							[
+								['queue', options.queueEvents],
+								['queueRefused', options.refused],
+							] as const
+						)
+							.filter(([, events]) => events > 0)
+							.map(([scenario, events]) =>
+								planRun(major, 'ours', scenario, events, 0, sim.url, {
+									queueWorkers,
+									requestsPerMinute: options.queueRequestsPerMinute,
+									database: 'postgresql',
+								}),
+							),
 						queueWorkers,
 					},
 				]
@@ -215,6 +252,8 @@ export async function eventsBench(argv: string[]): Promise<void> {
 		requestsPerWindow: EVENTS_LIMIT,
 		windowMs: options.windowMs,
 		readings: { maxBatchSize: 50, batchTooLarge: '413' },
+		// only the refused runs' events carry these texts
+		refuseContent: options.refused > 0 ? [...REFUSED_EVENTS.values()] : [],
 	});
 	const rows: EventsFigures[] = [];
 	try {

@@ -35,6 +35,8 @@ export interface PostgresServer {
 	 * (one a major), as one machine would.
 	 */
 	createDatabase(name: string): Promise<PostgresDatabase>;
+	/** One SQL statement on the server's default database (the one `n8nEnv` names): its output, a row a line. */
+	query(sql: string): Promise<string>;
 	stop(): Promise<void>;
 }
 
@@ -176,6 +178,7 @@ export async function startPostgres(
 			await query(`CREATE DATABASE ${name}`);
 			return { n8nEnv: n8nEnv(name), query: (sql: string) => query(sql, name) };
 		},
+		query: (sql: string) => query(sql),
 		stop,
 	};
 }

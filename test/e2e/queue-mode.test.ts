@@ -38,7 +38,13 @@ import { startSimulator } from '../../tools/simulator/simulator';
 import type { N8nMajor } from '../../tools/n8n/n8n';
 import { describeVersions, ensureN8n, N8nUserFolder } from '../../tools/n8n/n8n';
 import type { PostgresDatabase, PostgresServer } from '../../tools/n8n/postgres';
-import { ensurePostgres, startPostgres } from '../../tools/n8n/postgres';
+import {
+	endedExecutionCount,
+	ensurePostgres,
+	lastExecutionId,
+	startPostgres,
+	storedExecutions,
+} from '../../tools/n8n/postgres';
 import type { QueueCluster, ScaleOutResult } from '../../tools/n8n/queue';
 import {
 	QUEUE_WEBHOOK_PATH,
@@ -448,9 +454,7 @@ describe.each([2, 1] as N8nMajor[])(
 		 */
 		async function refusedBurst(prefix: string, titleOf: (i: number) => string) {
 			const workflowId = burstWorkflow(major, { id: '', name: '' }).id;
-			const lastBefore = Number(
-				await database!.query('SELECT coalesce(max(id), 0) FROM execution_entity'),
-			);
+			const lastBefore = await lastExecutionId(database!.query);
 			sim!.reset();
 			sim!.configure({
 				tokens: TOKENS,
@@ -509,23 +513,16 @@ describe.each([2, 1] as N8nMajor[])(
 			);
 			// n8n stores the executions as the workers finish them: wait for all, then read what there is (the
 			// assertions on their number say how many were missing).
-			const finished = async () =>
-				Number(
-					await database!.query(
-						`SELECT count(*) FROM execution_entity WHERE "workflowId" = '${workflowId}' AND id > ${lastBefore} AND status IN ('success', 'error', 'crashed', 'canceled')`,
-					),
-				);
+			const finished = () => endedExecutionCount(database!.query, workflowId, lastBefore);
 			await waitFor(
 				'the burst’s executions stored',
 				async () => (await finished()) >= BURST_EVENTS,
 				180_000,
 				1000,
 			).catch((error: Error) => log(`n8n ${major}.x queue burst: ${error.message}`));
-			const executions = JSON.parse(
-				await database!.query(
-					`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = '${workflowId}' AND e.id > ${lastBefore}`,
-				),
-			) as Array<{ id: number; status: string; data: string }>;
+			const executions = await storedExecutions(database!.query, workflowId, {
+				afterId: lastBefore,
+			});
 			const perWorker = cluster!
 				.workerLogs()
 				.map(

@@ -10,6 +10,8 @@ import { Agent, request } from 'undici';
 import { DEFAULT_EXTERNAL_ID_NAMESPACE, uuidV5 } from '../../nodes/shared/identity';
 import { sleep } from '../n8n/helpers';
 import type { N8nMajor, N8nServer, N8nUserFolder } from '../n8n/n8n';
+import type { StoredExecution } from '../n8n/postgres';
+import { storedExecutions } from '../n8n/postgres';
 import type { Json, Workflow } from '../n8n/workflows';
 import * as W from '../n8n/workflows';
 import type { ContentRefusal, LoggedRequest, Simulator } from '../simulator/simulator';
@@ -358,12 +360,11 @@ export async function outcomesFromExecutions(
 	plan: EventsRunPlan,
 	records: EventRecord[],
 ): Promise<void> {
-	const sql = `SELECT coalesce(json_agg(json_build_object('status', e.status, 'data', d.data)), '[]') FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = '${plan.workflow.id}' AND e.status IN ('success', 'error', 'crashed', 'canceled')`;
 	const accepted = records.filter((record) => record.status === 200);
 	const deadline = Date.now() + 10 * 60_000;
-	let executions: Array<{ status: string; data: string }> = [];
+	let executions: StoredExecution[] = [];
 	for (;;) {
-		executions = JSON.parse(await query(sql)) as typeof executions;
+		executions = await storedExecutions(query, plan.workflow.id, { endedOnly: true });
 		if (executions.length >= accepted.length || Date.now() > deadline) break;
 		await sleep(2000);
 	}

@@ -182,3 +182,48 @@ export async function startPostgres(
 		stop,
 	};
 }
+
+/** One execution as n8n's database stores it: its id, its status and its data (n8n's serialized run data). */
+export interface StoredExecution {
+	id: number;
+	status: string;
+	data: string;
+}
+
+/** The statuses of an execution that has ended (one running or waiting has none of them). */
+const ENDED = `('success', 'error', 'crashed', 'canceled')`;
+
+/** The newest execution's id in n8n's database (0 when there is none): executions started later have higher ones. */
+export async function lastExecutionId(query: (sql: string) => Promise<string>): Promise<number> {
+	return Number(await query('SELECT coalesce(max(id), 0) FROM execution_entity'));
+}
+
+/** How many executions of one workflow after execution `afterId` have ended. */
+export async function endedExecutionCount(
+	query: (sql: string) => Promise<string>,
+	workflowId: string,
+	afterId = 0,
+): Promise<number> {
+	return Number(
+		await query(
+			`SELECT count(*) FROM execution_entity WHERE "workflowId" = '${workflowId}' AND id > ${afterId} AND status IN ${ENDED}`,
+		),
+	);
+}
+
+/**
+ * The executions of one workflow after execution `afterId` (0: all of them), oldest first, each with its data;
+ * `endedOnly` leaves out those still running.
+ */
+export async function storedExecutions(
+	query: (sql: string) => Promise<string>,
+	workflowId: string,
+	{ afterId = 0, endedOnly = false }: { afterId?: number; endedOnly?: boolean } = {},
+): Promise<StoredExecution[]> {
+	const ended = endedOnly ? ` AND e.status IN ${ENDED}` : '';
+	return JSON.parse(
+		await query(
+			`SELECT coalesce(json_agg(json_build_object('id', e.id, 'status', e.status, 'data', d.data) ORDER BY e.id), '[]') FROM execution_entity e JOIN execution_data d ON d."executionId" = e.id WHERE e."workflowId" = '${workflowId}' AND e.id > ${afterId}${ended}`,
+		),
+	) as StoredExecution[];
+}

@@ -508,9 +508,6 @@ describe.each([2, 1] as N8nMajor[])(
 				await deliveries.close();
 			}
 			const answeredMs = Date.now() - since;
-			const requests = sim!.requests.filter(
-				(r) => r.headers.authorization === `Bearer ${burstToken(major)}`,
-			);
 			// n8n stores the executions as the workers finish them: wait for all, then read what there is (the
 			// assertions on their number say how many were missing).
 			const finished = () => endedExecutionCount(database!.query, workflowId, lastBefore);
@@ -523,6 +520,10 @@ describe.each([2, 1] as N8nMajor[])(
 			const executions = await storedExecutions(database!.query, workflowId, {
 				afterId: lastBefore,
 			});
+			// the service's log once the executions are stored (1.x answers on receipt, while its workers are still sending)
+			const requests = sim!.requests.filter(
+				(r) => r.headers.authorization === `Bearer ${burstToken(major)}`,
+			);
 			const perWorker = cluster!
 				.workerLogs()
 				.map(

@@ -1,5 +1,5 @@
 /* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
-// A real PostgreSQL for n8n's queue mode in the bench: n8n's documentation recommends it over sqlite there, and with
+// A real PostgreSQL for n8n's queue mode in the bench and the tests: n8n's documentation recommends it over sqlite there, and with
 // sqlite several workers writing executions at once meet SQLITE_BUSY (measured: 3 of 1,000 one-ticket executions
 // failed in n8n itself). Debian's postgresql, installed when missing (apt-get, as root); a throwaway cluster (initdb)
 // in a temp folder, owned by the `postgres` user (the server refuses to run as root), on a free loopback port with

@@ -1,8 +1,9 @@
 /* eslint-disable @n8n/community-nodes/require-node-api-error -- tool code, never ships */
 // n8n's queue mode on real parts, for the scale-out test and the bench: a main instance (`n8n start` with
-// EXECUTIONS_MODE=queue) and `n8n worker` processes sharing one user folder (sqlite database, our community package,
+// EXECUTIONS_MODE=queue) and `n8n worker` processes sharing one user folder (its database, our community package,
 // credentials), Bull queues in a real Redis (./redis.ts). Executions reach the workers through a webhook-triggered
-// workflow: the main receives the webhook, queues the execution, a worker runs it, the main answers with its result.
+// workflow: the main receives the webhook, queues the execution, a worker runs it, and the main answers with its
+// result or, where the workflow says so, on receipt.
 //
 // Also the run itself, shared by test/e2e/queue-mode.test.ts and `npm run bench -- --queue`: several executions at
 // once, each upserting its own tickets over one token of the simulator, and what the service saw.
@@ -56,7 +57,10 @@ export async function startQueueCluster(
 	const main = await folder.start({ env, timeoutMs: 180_000, maxLifetimeMs: opts.maxLifetimeMs });
 	const workers: N8nServer[] = [];
 	const stopWorkers = async (which = [...workers]) => {
-		for (const worker of which) workers.splice(workers.indexOf(worker), 1);
+		for (const worker of which) {
+			const index = workers.indexOf(worker);
+			if (index >= 0) workers.splice(index, 1);
+		}
 		await Promise.all(which.map((worker) => worker.stop().catch(() => undefined)));
 	};
 	const stop = async () => {

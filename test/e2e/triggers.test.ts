@@ -236,7 +236,6 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 	let createdDuringBaseline = false;
 	/** Whether the simulator fills internal_created_at/_updated_at (lenient) or leaves them null (strict). */
 	let internalStamps = true;
-	/** How long the first burst took to be answered: how fast n8n starts 300 executions here ((b)'s bound). */
 
 	const api = async (method: string, path: string, body?: object) => {
 		const res = await http(method, `${stage.sim.url}${path}`, {
@@ -372,11 +371,10 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			const requests = stage.sim.requests.filter(
 				(r) => r.at >= since && r.headers.authorization === `Bearer ${caller.token}`,
 			);
-			const answeredMs = Date.now() - since;
 			log(
 				`n8n ${major}.x ${what}: ${events.length} events at once, all answered in ${seconds} s, ${requests.length} requests (${requests.filter((r) => r.path === '/tasks/batch').length} batches); n8n refused ${refusedByN8n} deliveries with 503 (sent again)`,
 			);
-			return { since, answers, requests, answeredMs };
+			return { since, answers, requests };
 		} finally {
 			stage.sim.configure({
 				requestsPerWindow: 0,
@@ -484,9 +482,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			executions,
 			stored,
 			isStored,
-			othersStoredAfterMs,
 			carrying,
-			answeredMs: burst.answeredMs,
 		};
 	};
 
@@ -789,6 +785,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 			// (b): the first request that carried the crashing ticket, then each split and each retry of its own part: at
 			// most 2 × ceil(log2 50) + Max Attempts after the first.
 			const withCrashing = result.requests.filter((r) => result.carrying(r, crashing));
+			expect(withCrashing.length).toBeGreaterThan(0);
 			expect(withCrashing.length).toBeLessThanOrEqual(
 				1 + 2 * Math.ceil(Math.log2(BATCH_LIMIT)) + MAX_ATTEMPTS,
 			);
@@ -810,7 +807,7 @@ describe.each([2, 1] as N8nMajor[])('triggers in real n8n %i.x (n8n start)', (ma
 				return storedBy ? storedBy.at - first.at : Infinity;
 			});
 			log(
-				`n8n ${major}.x refused-ticket burst (b): ${withCrashing.length} requests carried the crashing ticket (statuses ${withCrashing.map((r) => r.status).join(' ')}); its ${neighbours.length} neighbours stored ${heldBackMs.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s after it first went`,
+				`n8n ${major}.x refused-ticket burst (b): ${withCrashing.length} requests carried the crashing ticket (statuses ${withCrashing.map((r) => r.status).join(' ')}); ${neighbours.length ? `its ${neighbours.length} neighbours stored ${heldBackMs.map((ms) => (ms / 1000).toFixed(1)).join(' ')} s after it first went` : 'it first went alone this time, so its neighbours’ bound has nothing to check'}`,
 			);
 			expect(heldBackMs.filter((ms) => ms > 90_000 * SCALE + 5000)).toEqual([]);
 		},

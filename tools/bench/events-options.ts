@@ -127,6 +127,11 @@ export function parseEventsArgs(argv: string[]): EventsOptions {
 				break;
 			case '--events-refused':
 				options.refused = arg.int(0, 100_000);
+				// the refused events are at indexes up to 250: a smaller run would leave some out, (b) first
+				if (options.refused > 0 && options.refused < 251)
+					throw new Error(
+						'--events-refused: 0 (skip) or at least 251 events (the refused ones go up to index 250)',
+					);
 				break;
 			case '--events-spread':
 				options.spread = arg.int(0, 100_000);

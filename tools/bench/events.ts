@@ -159,7 +159,7 @@ async function runPackage(
 				const records = await sendEvents(server, sim, plan);
 				if (plan.answersOnReceipt) {
 					if (!postgres) throw new Error('answers on receipt need n8n on PostgreSQL');
-					await outcomesFromExecutions(postgres.query, plan, records);
+					await outcomesFromExecutions(postgres.query, plan, records, log);
 					// the tasks stored since the answers (on receipt, before the executions ran)
 					const storedAt = storedTimes(sim.requests, plan.token);
 					for (const record of records) record.storedAt = storedAt.get(record.uid);
@@ -266,7 +266,7 @@ export async function eventsBench(argv: string[]): Promise<void> {
 	const intro =
 		`Events: ${describeVersions()}, regular mode on sqlite unless the row says PostgreSQL or queue mode (Redis, PostgreSQL, main + workers); ${os.cpus().length} CPUs. ` +
 		`Simulator: ${EVENTS_LIMIT} requests per ${options.windowMs / 1000} s window per token (fixed window, 429s counted), batch limit 50 undocumented (413). ` +
-		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes; credential Requests per Minute ${EVENTS_LIMIT} (queue mode: as the row says), Rate Limit Window ${options.windowMs / 1000} s. ` +
+		`Ours and baseline${baseline ? ` (${options.baselineRef} = ${baseline.commit.slice(0, 7)})` : ''}: examples/create-and-forget.json (Webhook → Create or Update by External ID), Respond When Last Node Finishes (n8n 1.x in queue mode: on receipt, each outcome read from its stored execution); credential Requests per Minute ${EVENTS_LIMIT} (queue mode: as the row says), Rate Limit Window ${options.windowMs / 1000} s. ` +
 		`HTTP Request: Webhook → Set → PUT /tasks/{uid}, Retry On Fail (3 tries, 1000 ms). Each run has its own token. ` +
 		`Latency: webhook call to the first successful write of the task on the simulator; drain: first webhook call to the last task stored.`;
 	const targets = eventsTargets(rows);

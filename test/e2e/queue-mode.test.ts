@@ -85,8 +85,8 @@ const quoting = (
 ): ContentRefusal => ({ text, status, message: say(`"${text}"`) });
 /**
  * The burst's refused tickets (by their index in it), each refused on every try: (a) two side by side with the same
- * plain 400 (sent one after the other, so that they may share a batch), (b) one answered 500 and (c) one answered 403, both
- * quoting the value. Each ticket's title is its refused value.
+ * plain 400 (sent one after the other, so that they may share a batch), (b) one answered 500 and (c) one answered
+ * 403, both quoting the value. Each ticket's title is its refused value.
  */
 const REFUSED = new Map<number, ContentRefusal>([
 	[137, { text: 'PAYROLL-8123-alpha', status: 400, message: 'content policy violation' }],
@@ -218,7 +218,7 @@ async function setUp(major: N8nMajor): Promise<Installation> {
 		ready = true;
 		return installation;
 	} finally {
-		// a set-up that failed leaves nothing running
+		// a set-up that failed leaves nothing running (the folder stops the n8n processes started from it)
 		if (!ready) {
 			await folder?.dispose();
 			await redis.stop();
@@ -270,14 +270,8 @@ async function setUpFolder(
 		concurrency: major === 2 ? 1 : BURST_CONCURRENCY,
 		log,
 	});
-	let listening = false;
-	try {
-		await folder.waitForWebhook(cluster.main.baseUrl, burstPath(major), 120_000);
-		if (major === 2) await folder.waitForWebhook(cluster.main.baseUrl, QUEUE_WEBHOOK_PATH, 120_000);
-		listening = true;
-	} finally {
-		if (!listening) await cluster.stop();
-	}
+	await folder.waitForWebhook(cluster.main.baseUrl, burstPath(major), 120_000);
+	if (major === 2) await folder.waitForWebhook(cluster.main.baseUrl, QUEUE_WEBHOOK_PATH, 120_000);
 	log(
 		`n8n ${major}.x queue mode set up (PostgreSQL database, credentials, workflows, main + workers) in ${((Date.now() - started) / 1000).toFixed(1)} s`,
 	);

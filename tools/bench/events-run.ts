@@ -25,8 +25,9 @@ const ANSWER_TIMEOUT_MS = 30 * 60_000;
 
 /**
  * The events a refused run's service refuses on every try (their index in the run; the isolation issue's bursts;
- * test/e2e/triggers.test.ts sends the five-refusal one at a scaled window): (a) two side by side with the same plain 400, a 400
- * naming its value, (b) one answered 500 quoting its value, (c) a 403 quoting its value. Each one's subject is its text.
+ * test/e2e/triggers.test.ts sends the five-refusal one at a scaled window): (a) two side by side with the same plain
+ * 400, a 400 naming its value, (b) one answered 500 quoting its value, (c) a 403 quoting its value. Each one's subject
+ * is its text.
  */
 export const REFUSED_EVENTS: ReadonlyMap<number, ContentRefusal> = new Map([
 	[137, { text: 'PAYROLL-8123-alpha', status: 400, message: 'content policy violation' }],

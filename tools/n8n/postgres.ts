@@ -1,7 +1,7 @@
 /* eslint-disable @n8n/community-nodes/no-dangerous-functions, @n8n/community-nodes/no-restricted-globals, @n8n/community-nodes/no-restricted-imports -- tool code, never ships */
-// A real PostgreSQL for n8n's queue mode in the bench and the tests: n8n's documentation recommends it over sqlite there, and with
-// sqlite several workers writing executions at once meet SQLITE_BUSY (measured: 3 of 1,000 one-ticket executions
-// failed in n8n itself). Debian's postgresql, installed when missing (apt-get, as root); a throwaway cluster (initdb)
+// A real PostgreSQL for n8n's queue mode in the bench and the tests: n8n's documentation recommends it over sqlite
+// there, and with sqlite several workers writing executions at once meet SQLITE_BUSY (measured: 3 of 1,000 one-ticket
+// executions failed in n8n itself). Debian's postgresql, installed when missing (apt-get, as root); a throwaway cluster (initdb)
 // in a temp folder, owned by the `postgres` user (the server refuses to run as root), on a free loopback port with
 // trust authentication, stopped and removed after. When it cannot be had, callers get the reason.
 import { spawnSync } from 'child_process';
@@ -190,17 +190,20 @@ export interface StoredExecution {
 	data: string;
 }
 
+/** One SQL statement on n8n's database: its output (PostgresDatabase.query, PostgresServer.query). */
+type Query = (sql: string) => Promise<string>;
+
 /** The statuses of an execution that has ended (one running or waiting has none of them). */
 const ENDED = `('success', 'error', 'crashed', 'canceled')`;
 
 /** The newest execution's id in n8n's database (0 when there is none): executions started later have higher ones. */
-export async function lastExecutionId(query: (sql: string) => Promise<string>): Promise<number> {
+export async function lastExecutionId(query: Query): Promise<number> {
 	return Number(await query('SELECT coalesce(max(id), 0) FROM execution_entity'));
 }
 
 /** How many executions of one workflow after execution `afterId` have ended. */
 export async function endedExecutionCount(
-	query: (sql: string) => Promise<string>,
+	query: Query,
 	workflowId: string,
 	afterId = 0,
 ): Promise<number> {
@@ -216,7 +219,7 @@ export async function endedExecutionCount(
  * `endedOnly` leaves out those still running.
  */
 export async function storedExecutions(
-	query: (sql: string) => Promise<string>,
+	query: Query,
 	workflowId: string,
 	{ afterId = 0, endedOnly = false }: { afterId?: number; endedOnly?: boolean } = {},
 ): Promise<StoredExecution[]> {

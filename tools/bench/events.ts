@@ -141,12 +141,16 @@ async function runPackage(
 			throw new Error(`PostgreSQL for n8n's database cannot be had: ${availability.skipped}`);
 		postgres = await startPostgres(availability, log);
 	}
-	const folder = await N8nUserFolder.create(install, { tgz, log, env: postgres?.n8nEnv }).catch(
-		async (error: Error) => {
-			await postgres?.stop();
-			throw error;
-		},
-	);
+	const folder = await N8nUserFolder.create(install, {
+		tgz,
+		log,
+		env: postgres?.n8nEnv,
+		// activation through its SQL instead of an n8n start per workflow
+		database: postgres,
+	}).catch(async (error: Error) => {
+		await postgres?.stop();
+		throw error;
+	});
 	const rows: EventsFigures[] = [];
 	try {
 		await importRuns(folder, plans, sim.url, options.windowMs);
